@@ -1,0 +1,28 @@
+/** The `mirador` command line (contract §3): one file per command group. */
+import { Command, CommanderError } from 'commander';
+import type { CliContext } from './cli-context.js';
+import { registerCompanyCommands } from './company-commands.js';
+import { registerKeyCommands } from './key-commands.js';
+import { registerServeCommands } from './serve-commands.js';
+
+export function buildProgram(ctx: CliContext): Command {
+  const program = new Command('mirador')
+    .description("A read-only REST/JSON API over a company's ERP exports.")
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => ctx.out(s.trimEnd()), writeErr: (s) => ctx.err(s.trimEnd()) });
+  registerServeCommands(program, ctx);
+  registerCompanyCommands(program, ctx);
+  registerKeyCommands(program, ctx);
+  // Subcommands inherit the error handling and output of the program.
+  for (const cmd of allCommands(program)) {
+    cmd.exitOverride().configureOutput({ writeOut: (s) => ctx.out(s.trimEnd()), writeErr: (s) => ctx.err(s.trimEnd()) });
+  }
+  return program;
+}
+
+function allCommands(cmd: Command): Command[] {
+  return cmd.commands.flatMap((c) => [c, ...allCommands(c)]);
+}
+
+export { CommanderError };

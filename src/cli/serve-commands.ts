@@ -1,0 +1,39 @@
+import type { Command } from 'commander';
+import { serve } from '../http/server.js';
+import { createLogger } from '../logger.js';
+import { CliError, emit, withStore, type CliContext, type JsonOption } from './cli-context.js';
+
+export function registerServeCommands(program: Command, ctx: CliContext) {
+  program
+    .command('serve')
+    .description('run the HTTP server (API, sandbox, panel, docs) and the import worker')
+    .option('--port <port>', 'HTTP port (default: PORT, else 3000)')
+    .option('--host <host>', 'listen address (default: HOST, else 127.0.0.1)')
+    .option('--workers <n>', 'HTTP processes on this machine', '1')
+    .action(async (opts: { port?: string; host?: string; workers: string }) => {
+      const workers = Number(opts.workers);
+      if (!Number.isInteger(workers) || workers < 1 || workers > 64) {
+        throw new CliError(`--workers must be an integer from 1 to 64; got "${opts.workers}".`);
+      }
+      const config = { ...ctx.config };
+      if (opts.port !== undefined) {
+        const port = Number(opts.port);
+        if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be 0 to 65535; got "${opts.port}".`);
+        config.port = port;
+      }
+      if (opts.host !== undefined) config.host = opts.host;
+      const logger = createLogger(config.logLevel);
+      await serve(config, ctx.openStore, logger, { workers });
+    });
+
+  program
+    .command('migrate')
+    .description('create or upgrade the storage schema')
+    .option('--json', 'print JSON')
+    .action(async (opts: JsonOption) => {
+      await withStore(ctx, async (store) => {
+        await store.migrate();
+        emit(ctx, opts, { ok: true, backend: store.backend }, () => `The ${store.backend} schema is up to date.`);
+      });
+    });
+}

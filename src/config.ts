@@ -1,0 +1,75 @@
+/**
+ * One typed configuration, read once from the environment (and a `.env` file
+ * when present). The rest of the code receives this object and never reads
+ * `process.env` itself.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  publicBaseUrl: string;
+  rateLimitPerMinute: number;
+  maxUploadBytes: number;
+  logLevel: string;
+  sessionSecret: string | null;
+  redisUrl: string | null;
+  /** How long a superseded snapshot stays readable, in ms. */
+  snapshotRetentionMs: number;
+  /** Memory budget of the in-process cache of item chunks, in bytes. */
+  chunkCacheBytes: number;
+}
+
+export class ConfigError extends Error {}
+
+const DEFAULTS = {
+  // The contract's defaults (contract §4).
+  PORT: '3000',
+  HOST: '127.0.0.1',
+  DATABASE_URL: 'sqlite:./data/mirador.db',
+  PUBLIC_BASE_URL: 'http://localhost:3000',
+  RATE_LIMIT_PER_MINUTE: '600',
+  MAX_UPLOAD_BYTES: String(1024 * 1024 * 1024),
+  LOG_LEVEL: 'info',
+  // Superseded snapshots stay readable for 15 minutes, for clients paging through them.
+  SNAPSHOT_RETENTION_SECONDS: '900',
+  // 128 MiB of hot item chunks per process.
+  CHUNK_CACHE_MB: '128',
+} as const;
+
+type Env = Record<string, string | undefined>;
+
+function intVar(env: Env, name: keyof typeof DEFAULTS, min: number, max: number): number {
+  const raw = (env[name] ?? '').trim() || DEFAULTS[name];
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function strVar(env: Env, name: keyof typeof DEFAULTS): string {
+  return (env[name] ?? '').trim() || DEFAULTS[name];
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const databaseUrl = strVar(env, 'DATABASE_URL');
+  if (!/^sqlite:.+/.test(databaseUrl) && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError(`DATABASE_URL must be sqlite:<path> or postgres://…, got "${databaseUrl}"`);
+  }
+  const level = strVar(env, 'LOG_LEVEL');
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level)) {
+    throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "${level}"`);
+  }
+  return {
+    port: intVar(env, 'PORT', 0, 65535),
+    host: strVar(env, 'HOST'),
+    databaseUrl,
+    publicBaseUrl: strVar(env, 'PUBLIC_BASE_URL').replace(/\/+$/, ''),
+    rateLimitPerMinute: intVar(env, 'RATE_LIMIT_PER_MINUTE', 1, 1_000_000),
+    maxUploadBytes: intVar(env, 'MAX_UPLOAD_BYTES', 1, Number.MAX_SAFE_INTEGER),
+    logLevel: level,
+    sessionSecret: env.SESSION_SECRET?.trim() || null,
+    redisUrl: env.REDIS_URL?.trim() || null,
+    snapshotRetentionMs: intVar(env, 'SNAPSHOT_RETENTION_SECONDS', 0, 365 * 86400) * 1000,
+    chunkCacheBytes: intVar(env, 'CHUNK_CACHE_MB', 0, 1 << 20) * 1024 * 1024,
+  };
+}

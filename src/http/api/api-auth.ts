@@ -1,0 +1,49 @@
+/** Reads the API key from `Authorization: Bearer` or `X-API-Key` (contract §1.8). */
+import type { FastifyRequest } from 'fastify';
+import type { CredentialScope } from '../../domain/api-keys.js';
+import type { Credential } from '../../store/store.js';
+import type { CredentialsCache } from '../credentials-cache.js';
+import { ApiError } from '../errors.js';
+
+/** The credential presented, or null when neither header carries anything. */
+export function presentedToken(request: FastifyRequest): string | null {
+  const auth = request.headers.authorization?.trim() ?? '';
+  const rawKey = request.headers['x-api-key'];
+  const apiKey = (Array.isArray(rawKey) ? rawKey.join(',') : rawKey ?? '').trim();
+  if (!auth && !apiKey) return null;
+  let bearer: string | null = null;
+  if (auth) {
+    const m = /^bearer[ \t]+(\S+)$/i.exec(auth);
+    if (!m) {
+      throw new ApiError(
+        'unauthorized',
+        'The Authorization header must use the Bearer scheme: "Authorization: Bearer <key>".',
+      );
+    }
+    bearer = m[1]!;
+  }
+  if (bearer && apiKey && bearer !== apiKey) {
+    throw new ApiError('unauthorized', 'Authorization and X-API-Key carry different keys. Send one key.');
+  }
+  return bearer ?? apiKey;
+}
+
+export async function authenticate(
+  request: FastifyRequest,
+  credentials: CredentialsCache,
+  scope: CredentialScope,
+): Promise<Credential> {
+  const token = presentedToken(request);
+  if (token === null) throw new ApiError('auth_required');
+  const credential = await credentials.verify(token, scope);
+  if (!credential) throw new ApiError('unauthorized');
+  request.credential = credential;
+  return credential;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The credential that authenticated this request, for logs. */
+    credential?: Credential;
+  }
+}

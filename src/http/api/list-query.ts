@@ -1,0 +1,102 @@
+/**
+ * Validation of the list query parameters (contract §1.4). Each bad value is a
+ * 400 `invalid_parameter` whose message names the parameter and what it
+ * accepts. Unknown parameters are ignored; a repeated one is an error.
+ */
+import { ApiError } from '../errors.js';
+
+export interface ListQuery {
+  limit: number;
+  offset: number;
+  /** Epoch ms, already rounded up to whole milliseconds; null when absent. */
+  updatedSince: number | null;
+}
+
+export const DEFAULT_LIMIT = 100;
+export const MAX_LIMIT = 1000;
+
+type RawQuery = Record<string, string | string[] | undefined>;
+
+function single(query: RawQuery, name: string): string | undefined {
+  const value = query[name];
+  if (Array.isArray(value)) {
+    throw new ApiError('invalid_parameter', `The parameter "${name}" was given more than once; give it at most once.`);
+  }
+  return value;
+}
+
+export function parseListQuery(query: RawQuery): ListQuery {
+  const limitRaw = single(query, 'limit');
+  const offsetRaw = single(query, 'offset');
+  const sinceRaw = single(query, 'updated_since');
+
+  let limit = DEFAULT_LIMIT;
+  if (limitRaw !== undefined) {
+    limit = /^[0-9]{1,7}$/.test(limitRaw) ? Number(limitRaw) : NaN;
+    if (!(limit >= 1 && limit <= MAX_LIMIT)) {
+      throw new ApiError(
+        'invalid_parameter',
+        `The parameter "limit" must be an integer from 1 to ${MAX_LIMIT}; got "${clip(limitRaw)}".`,
+      );
+    }
+  }
+  let offset = 0;
+  if (offsetRaw !== undefined) {
+    offset = /^[0-9]{1,15}$/.test(offsetRaw) ? Number(offsetRaw) : NaN;
+    if (!Number.isSafeInteger(offset)) {
+      throw new ApiError(
+        'invalid_parameter',
+        `The parameter "offset" must be an integer of 0 or more; got "${clip(offsetRaw)}".`,
+      );
+    }
+  }
+  let updatedSince: number | null = null;
+  if (sinceRaw !== undefined) {
+    updatedSince = parseTimestamp(sinceRaw);
+    if (updatedSince === null) {
+      throw new ApiError(
+        'invalid_parameter',
+        `The parameter "updated_since" must be an ISO 8601 date or timestamp, such as 2026-11-21 or 2026-11-21T10:15:30Z; got "${clip(sinceRaw)}".`,
+      );
+    }
+  }
+  return { limit, offset, updatedSince };
+}
+
+/** Keeps echoed input short and printable in messages. */
+function clip(value: string): string {
+  const printable = value.replace(/[^\x20-\x7e]/g, '?');
+  return printable.length > 40 ? `${printable.slice(0, 40)}…` : printable;
+}
+
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
+
+/**
+ * Parses an ISO 8601 date or timestamp to epoch ms, rounded up so that the
+ * inclusive filter `actualizado_at >= since` is exact on millisecond values.
+ * A bare date is midnight UTC; a timestamp without a zone is UTC.
+ */
+export function parseTimestamp(text: string): number | null {
+  const m = ISO.exec(text);
+  if (!m) return null;
+  const [year, month, day, hour = 0, minute = 0, second = 0] = m.slice(1, 7).map((v) => (v === undefined ? undefined : Number(v))) as number[];
+  if (month! < 1 || month! > 12 || day! < 1 || day! > daysInMonth(year!, month!)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const fraction = m[7] ?? '';
+  let ms = Date.UTC(year!, month! - 1, day!, hour, minute, second);
+  if (fraction) ms += Math.ceil(Number(`0.${fraction}`) * 1000 - 1e-9);
+  const zone = m[8];
+  if (zone && zone !== 'Z' && zone !== 'z') {
+    const sign = zone[0] === '-' ? -1 : 1;
+    const digits = zone.slice(1).replace(':', '');
+    const zh = Number(digits.slice(0, 2));
+    const zm = digits.length > 2 ? Number(digits.slice(2, 4)) : 0;
+    if (zh > 23 || zm > 59) return null;
+    ms -= sign * (zh * 60 + zm) * 60_000;
+  }
+  return Number.isFinite(ms) ? ms : null;
+}
+
+function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}

@@ -1,0 +1,125 @@
+/**
+ * Writes a cacheable JSON body: strong ETag per representation, `304` on a
+ * matching `If-None-Match`, and gzip or brotli when asked for. Compressed
+ * bodies are cached by ETag: bodies derive from immutable snapshots, so the
+ * same ETag always means the same bytes.
+ */
+import { promisify } from 'node:util';
+import { brotliCompress, constants as zlib, gzip } from 'node:zlib';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
+
+export type Encoding = 'br' | 'gzip' | 'identity';
+
+/** Picks br, then gzip, honouring q-values; identity when neither is acceptable. */
+export function negotiateEncoding(header: string | undefined): Encoding {
+  if (!header) return 'identity';
+  let br = -1;
+  let gz = -1;
+  let star = -1;
+  for (const part of header.split(',')) {
+    const [name = '', ...params] = part.trim().toLowerCase().split(';');
+    let q = 1;
+    for (const p of params) {
+      const m = /^\s*q\s*=\s*([0-9.]+)\s*$/.exec(p);
+      if (m) q = Number(m[1]);
+    }
+    if (name === 'br') br = q;
+    else if (name === 'gzip' || name === 'x-gzip') gz = q;
+    else if (name === '*') star = q;
+  }
+  if (br < 0) br = star;
+  if (gz < 0) gz = star;
+  if (br > 0 && br >= gz) return 'br';
+  if (gz > 0) return 'gzip';
+  return 'identity';
+}
+
+/** True when an If-None-Match header lists `etag` (or is `*`). Weak comparison, as RFC 9110 asks. */
+export function etagMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  const bare = etag.replace(/^W\//, '');
+  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === bare);
+}
+
+export class CompressedBodyCache {
+  private readonly lru = new Map<string, Buffer>();
+  private bytes = 0;
+  private readonly pending = new Map<string, Promise<Buffer>>();
+
+  constructor(private readonly budgetBytes: number) {}
+
+  async get(key: string, encoding: 'br' | 'gzip', body: () => Buffer): Promise<Buffer> {
+    const hit = this.lru.get(key);
+    if (hit) {
+      this.lru.delete(key);
+      this.lru.set(key, hit);
+      return hit;
+    }
+    let p = this.pending.get(key);
+    if (!p) {
+      const input = body();
+      p =
+        encoding === 'br'
+          ? brotliAsync(input, {
+              params: { [zlib.BROTLI_PARAM_QUALITY]: 4, [zlib.BROTLI_PARAM_SIZE_HINT]: input.length },
+            })
+          : gzipAsync(input, { level: 6 });
+      p.then((out) => this.remember(key, out), () => {}).finally(() => this.pending.delete(key));
+      this.pending.set(key, p);
+    }
+    return p;
+  }
+
+  private remember(key: string, value: Buffer) {
+    if (value.length > this.budgetBytes) return;
+    this.lru.set(key, value);
+    this.bytes += value.length;
+    while (this.bytes > this.budgetBytes) {
+      const [k, v] = this.lru.entries().next().value!;
+      this.lru.delete(k);
+      this.bytes -= v.length;
+    }
+  }
+}
+
+export interface CacheableBody {
+  /** The identity representation's opaque tag, without quotes. */
+  tag: string;
+  cacheControl: string;
+  vary: string;
+  /** The body as pieces; only called when a body is actually sent. */
+  pieces: () => Buffer[] | Promise<Buffer[]>;
+}
+
+export async function sendCacheable(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  compressed: CompressedBodyCache,
+  body: CacheableBody,
+): Promise<FastifyReply> {
+  const encoding = negotiateEncoding(request.headers['accept-encoding']);
+  reply.header('Cache-Control', body.cacheControl);
+  reply.header('Vary', body.vary);
+  const etagFor = (enc: Encoding) => `"${enc === 'identity' ? body.tag : `${body.tag}-${enc}`}"`;
+  // Every representation has its own strong ETag; small bodies are compressed
+  // too, so that the tag a client holds always matches what it will be sent.
+  const etag = etagFor(encoding);
+  if (etagMatches(request.headers['if-none-match'], etag)) {
+    reply.header('ETag', etag);
+    return reply.code(304).send();
+  }
+  const pieces = await body.pieces();
+  const plain = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
+  reply.header('Content-Type', 'application/json; charset=utf-8');
+  reply.header('ETag', etag);
+  if (encoding === 'identity') {
+    return reply.send(plain);
+  }
+  const out = await compressed.get(etag, encoding, () => plain);
+  reply.header('Content-Encoding', encoding);
+  return reply.send(out);
+}

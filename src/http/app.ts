@@ -1,0 +1,119 @@
+/**
+ * Builds the HTTP application. Never listens: `server.ts` does that, and tests
+ * may drive the app directly or start it on port 0.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Config } from '../config.js';
+import type { Store } from '../store/store.js';
+import { SandboxSnapshots } from '../sandbox/sandbox-snapshots.js';
+import { registerApiRoutes } from './api/api-routes.js';
+import { CompressedBodyCache } from './api/send-body.js';
+import { CachedChunkSource } from './api/snapshot-reader.js';
+import { CredentialsCache } from './credentials-cache.js';
+import { ApiError, sendError } from './errors.js';
+import { StoreUnavailableError } from '../store/store.js';
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  logger: FastifyBaseLogger;
+  /** Built once per process; shared when several apps run in one process (tests). */
+  sandbox?: SandboxSnapshots;
+}
+
+export interface App {
+  fastify: FastifyInstance;
+  credentials: CredentialsCache;
+  /** Stops timers and flushes last-use times. Does not close the store. */
+  close(): Promise<void>;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:\-]{1,128}$/;
+
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const { config, store } = deps;
+  const fastify = Fastify({
+    loggerInstance: deps.logger,
+    // One log line per request, written in onResponse with what we choose to show.
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    // id_erp values can be long; the default of 100 characters would turn them into 404s.
+    routerOptions: { maxParamLength: 2048 },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+
+  const credentials = new CredentialsCache(store);
+  credentials.start();
+
+  fastify.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+    if (request.url.startsWith('/v1/')) {
+      reply.header('Access-Control-Allow-Origin', '*');
+      reply.header(
+        'Access-Control-Expose-Headers',
+        'ETag, X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset',
+      );
+    }
+  });
+
+  fastify.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? null,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 100) / 100,
+        company: request.credential?.companyId,
+        key: request.credential?.prefix,
+      },
+      'request',
+    );
+  });
+
+  fastify.setNotFoundHandler(async (request, reply) =>
+    sendError(reply, new ApiError('not_found', `There is nothing at ${request.method} ${clipPath(request.url)}.`)),
+  );
+
+  fastify.setErrorHandler(async (error, request, reply) => {
+    if (error instanceof ApiError) return sendError(reply, error);
+    if (error instanceof StoreUnavailableError) {
+      return sendError(reply, new ApiError('unavailable', undefined, { 'Retry-After': '5' }));
+    }
+    const status = (error as { statusCode?: number }).statusCode;
+    if (status === 413) return sendError(reply, new ApiError('payload_too_large'));
+    if (status && status >= 400 && status < 500) {
+      return sendError(reply, new ApiError('bad_request', `The request is malformed.`));
+    }
+    request.log.error({ err: error }, 'unexpected error');
+    return sendError(reply, new ApiError('internal_error'));
+  });
+
+  const sandbox = deps.sandbox ?? new SandboxSnapshots();
+  registerApiRoutes(fastify, {
+    store,
+    credentials,
+    chunkSource: new CachedChunkSource(store, config.chunkCacheBytes),
+    sandbox,
+    compressed: new CompressedBodyCache(Math.max(16 * 1024 * 1024, config.chunkCacheBytes / 2)),
+  });
+
+  await fastify.ready();
+  return {
+    fastify,
+    credentials,
+    close: async () => {
+      await credentials.stop();
+    },
+  };
+}
+
+function clipPath(url: string): string {
+  const path = url.split('?')[0] ?? '';
+  return path.length > 100 ? `${path.slice(0, 100)}…` : path;
+}

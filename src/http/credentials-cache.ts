@@ -1,0 +1,75 @@
+/**
+ * Checks presented credentials against the store with a short-lived cache.
+ * Entries are re-read after `ttlMs`, so a revocation made by any process is
+ * seen everywhere within that time; the process that revokes also calls
+ * `forget` so it refuses the key at once. Last-use times are collected in
+ * memory and written in one batch every few seconds — never a database write
+ * per request.
+ */
+import { parseCredential, secretMatches, type CredentialScope } from '../domain/api-keys.js';
+import type { Credential, Store } from '../store/store.js';
+
+interface Entry {
+  credential: Credential | null;
+  fetchedAt: number;
+}
+
+/** Negative entries (unknown prefixes) are capped so random keys cannot grow memory. */
+const MAX_ENTRIES = 10_000;
+
+export class CredentialsCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly lastUsed = new Map<string, number>();
+  private flushTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly store: Store,
+    private readonly ttlMs = 500,
+    private readonly flushEveryMs = 5000,
+  ) {}
+
+  start() {
+    this.flushTimer = setInterval(() => void this.flush().catch(() => {}), this.flushEveryMs);
+    this.flushTimer.unref();
+  }
+
+  async stop() {
+    if (this.flushTimer) clearInterval(this.flushTimer);
+    await this.flush();
+  }
+
+  /**
+   * The active credential of `scope` that `token` is, or null when the token
+   * is malformed, unknown, of another scope, has a wrong secret or is revoked.
+   */
+  async verify(token: string, scope: CredentialScope): Promise<Credential | null> {
+    const parsed = parseCredential(token);
+    if (!parsed || parsed.scope !== scope) return null;
+    const credential = await this.lookup(parsed.prefix);
+    if (!credential || credential.scope !== scope || credential.revokedAt) return null;
+    if (!secretMatches(parsed.secret, credential.secretHash)) return null;
+    this.lastUsed.set(credential.prefix, Date.now());
+    return credential;
+  }
+
+  forget(prefix: string) {
+    this.entries.delete(prefix);
+  }
+
+  async flush() {
+    if (this.lastUsed.size === 0) return;
+    const batch = new Map(this.lastUsed);
+    this.lastUsed.clear();
+    await this.store.touchCredentials(batch);
+  }
+
+  private async lookup(prefix: string): Promise<Credential | null> {
+    const now = Date.now();
+    const hit = this.entries.get(prefix);
+    if (hit && now - hit.fetchedAt < this.ttlMs) return hit.credential;
+    const credential = await this.store.credentialByPrefix(prefix);
+    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+    this.entries.set(prefix, { credential, fetchedAt: now });
+    return credential;
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * Every public error code, with its HTTP status and default message. The
+ * README's error table and the OpenAPI document are checked against this
+ * catalog by tests; add a code here first.
+ */
+import type { FastifyReply } from 'fastify';
+
+export const ERROR_CATALOG = {
+  bad_request: { status: 400, message: 'The request is malformed.' },
+  invalid_parameter: { status: 400, message: 'A query parameter is malformed or out of range.' },
+  auth_required: { status: 401, message: 'No API key was sent. Send it as "Authorization: Bearer <key>" or "X-API-Key: <key>".' },
+  unauthorized: { status: 401, message: 'The API key is not valid: it is unknown, malformed or revoked.' },
+  not_found: { status: 404, message: 'There is nothing at this path.' },
+  method_not_allowed: { status: 405, message: 'Only GET, HEAD and OPTIONS are allowed here.' },
+  payload_too_large: { status: 413, message: 'The request body is too large.' },
+  rate_limited: { status: 429, message: 'Too many requests for this API key. Retry after the number of seconds in Retry-After.' },
+  internal_error: { status: 500, message: 'An unexpected error occurred. Retry after a few seconds.' },
+  unavailable: { status: 503, message: 'The service is temporarily unavailable. Retry after the number of seconds in Retry-After.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+/** An error answered with the contract's body; thrown from handlers and hooks. */
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string = ERROR_CATALOG[code].message,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.status = ERROR_CATALOG[code].status;
+  }
+}
+
+/** Writes `{ ok: false, error, message, request_id }` with the right status. */
+export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
+  reply.code(err.status);
+  reply.header('Content-Type', 'application/json; charset=utf-8');
+  reply.header('Cache-Control', 'no-store');
+  for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
+  if (err.status === 401) reply.header('WWW-Authenticate', 'Bearer');
+  return reply.send(
+    JSON.stringify({ ok: false, error: err.code, message: err.message, request_id: reply.request.id }),
+  );
+}

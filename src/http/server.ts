@@ -1,0 +1,98 @@
+/**
+ * Runs Mirador: the HTTP server and the import worker. Listens, and shuts down
+ * gracefully on SIGTERM/SIGINT: stop accepting, finish requests in flight,
+ * stop the worker, close the store.
+ */
+import cluster from 'node:cluster';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.js';
+import type { Store } from '../store/store.js';
+import { buildApp, type App } from './app.js';
+
+export interface RunningServer {
+  app: App;
+  address: string;
+  close(): Promise<void>;
+}
+
+export async function startHttp(config: Config, store: Store, logger: FastifyBaseLogger): Promise<RunningServer> {
+  const app = await buildApp({ config, store, logger });
+  const address = await app.fastify.listen({ port: config.port, host: config.host });
+  return {
+    app,
+    address,
+    close: async () => {
+      await app.fastify.close();
+      await app.close();
+    },
+  };
+}
+
+export interface ServeOptions {
+  workers: number;
+  /** Starts the background import worker; returns its stop function. */
+  startImportWorker?: () => Promise<() => Promise<void>>;
+}
+
+/**
+ * With `workers` > 1 the primary process forks that many HTTP processes (node's
+ * cluster shares the listening socket) and runs the import worker itself.
+ */
+export async function serve(
+  config: Config,
+  openStore: () => Promise<Store>,
+  logger: FastifyBaseLogger,
+  options: ServeOptions,
+): Promise<void> {
+  const store = await openStore();
+  if (cluster.isPrimary) await store.migrate();
+
+  const stops: (() => Promise<void>)[] = [];
+  if (cluster.isPrimary && options.startImportWorker) stops.push(await options.startImportWorker());
+
+  if (cluster.isPrimary && options.workers > 1) {
+    for (let i = 0; i < options.workers; i++) cluster.fork();
+    let stopping = false;
+    cluster.on('exit', (worker, code, signal) => {
+      if (stopping) return;
+      logger.error({ pid: worker.process.pid, code, signal }, 'HTTP worker died; starting another');
+      cluster.fork();
+    });
+    logger.info({ workers: options.workers, port: config.port }, 'mirador started');
+    onSignals(async () => {
+      stopping = true;
+      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+      await Promise.all(
+        Object.values(cluster.workers ?? {}).map((w) => new Promise((resolve) => w?.once('exit', resolve))),
+      );
+      for (const stop of stops) await stop();
+      await store.close();
+    }, logger);
+    return;
+  }
+
+  const server = await startHttp(config, store, logger);
+  logger.info({ address: server.address, pid: process.pid }, 'mirador listening');
+  onSignals(async () => {
+    await server.close();
+    for (const stop of stops) await stop();
+    await store.close();
+  }, logger);
+}
+
+function onSignals(shutdown: () => Promise<void>, logger: FastifyBaseLogger) {
+  let called = false;
+  const handler = (signal: string) => {
+    if (called) return;
+    called = true;
+    logger.info({ signal }, 'shutting down');
+    shutdown()
+      .then(() => process.exit(0))
+      .catch((err) => {
+        logger.error({ err }, 'error during shutdown');
+        process.exit(1);
+      });
+  };
+  process.once('SIGTERM', handler);
+  process.once('SIGINT', handler);
+}

@@ -1,0 +1,71 @@
+/**
+ * The sandbox served through the same read path as real data: its fixed rows
+ * are rendered and laid out into in-memory snapshots once, at start.
+ */
+import { createHash } from 'node:crypto';
+import { compareUtf8, finishItem, hashBody, ItemRenderer } from '../domain/item-renderer.js';
+import { KINDS, type Kind } from '../domain/kinds.js';
+import { ChunkBuilder } from '../store/chunk-builder.js';
+import type { Chunk, RecordRef, SnapshotMeta } from '../store/store.js';
+import type { ChunkSource } from '../http/api/snapshot-reader.js';
+import { sandboxDataset } from './sandbox-data.js';
+
+export interface SandboxSnapshot {
+  meta: SnapshotMeta;
+  chunks: Chunk[];
+  records: Map<string, RecordRef>;
+}
+
+function buildKind(kind: Kind, id: number): SandboxSnapshot {
+  const { columns, rows } = sandboxDataset()[kind];
+  const renderer = new ItemRenderer(kind, columns);
+  const staged = rows.map((r) => {
+    const body = renderer.body(r.fields, r.cells);
+    return { idErp: String(r.fields[0]), body, hash: hashBody(body), at: r.actualizadoAt };
+  });
+  staged.sort((a, b) => a.at - b.at || compareUtf8(a.idErp, b.idErp));
+  const builder = new ChunkBuilder();
+  const chunks: Chunk[] = [];
+  const records = new Map<string, RecordRef>();
+  const digest = createHash('sha256');
+  for (const r of staged) {
+    records.set(r.idErp, { pos: builder.count, hash: r.hash, actualizadoAt: r.at });
+    const item = finishItem(r.body, r.at);
+    digest.update(item);
+    const chunk = builder.add(item, r.at);
+    if (chunk) chunks.push(chunk);
+  }
+  const last = builder.flush();
+  if (last) chunks.push(last);
+  const meta: SnapshotMeta = {
+    id,
+    publicId: `sandbox-${digest.digest('hex').slice(0, 16)}`,
+    companyId: 0,
+    kind,
+    count: builder.count,
+    createdAt: 0,
+    chunkStarts: builder.chunkStarts(),
+    timeline: builder.timelineEntries(),
+    columns: [...columns],
+  };
+  return { meta, chunks, records };
+}
+
+export class SandboxSnapshots implements ChunkSource {
+  readonly byKind: Readonly<Record<Kind, SandboxSnapshot>>;
+
+  constructor() {
+    const byKind = {} as Record<Kind, SandboxSnapshot>;
+    // Negative ids can never collide with a stored snapshot's.
+    KINDS.forEach((kind, i) => (byKind[kind] = buildKind(kind, -1 - i)));
+    this.byKind = byKind;
+  }
+
+  async meta(snapshotId: number): Promise<SnapshotMeta | null> {
+    return Object.values(this.byKind).find((s) => s.meta.id === snapshotId)?.meta ?? null;
+  }
+
+  async chunks(meta: SnapshotMeta, from: number, to: number): Promise<Chunk[]> {
+    return this.byKind[meta.kind].chunks.slice(from, to + 1);
+  }
+}

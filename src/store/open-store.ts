@@ -1,0 +1,12 @@
+/** Chooses the adapter from DATABASE_URL. The only place that knows both. */
+import type { Store } from './store.js';
+import { SqliteStore } from './sqlite/sqlite-store.js';
+
+export async function openStore(databaseUrl: string): Promise<Store> {
+  if (databaseUrl.startsWith('sqlite:')) return new SqliteStore(databaseUrl.slice('sqlite:'.length));
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    const { PostgresStore } = await import('./postgres/postgres-store.js');
+    return PostgresStore.connect(databaseUrl);
+  }
+  throw new Error(`Unsupported DATABASE_URL: ${databaseUrl}`);
+}

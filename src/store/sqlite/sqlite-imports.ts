@@ -1,0 +1,130 @@
+/** The durable import queue for the SQLite adapter. Uploads are kept as 1 MiB blobs. */
+import type { Database } from 'better-sqlite3';
+import type { Kind } from '../../domain/kinds.js';
+import { UploadTooLargeError, type ImportJob } from '../store.js';
+import { toImport, type ImportRow } from './sqlite-rows.js';
+
+const BLOB_BYTES = 1024 * 1024;
+
+export async function createImport(
+  db: Database,
+  input: { companyId: number; kind: Kind; filename: string; source: string },
+  body: AsyncIterable<Buffer>,
+  maxBytes: number,
+): Promise<ImportJob> {
+  // The row is not claimable while `receiving`, and each blob is its own short
+  // transaction, so a slow upload never holds the write lock.
+  const id = Number(
+    db
+      .prepare(
+        `INSERT INTO imports (company_id, kind, status, filename, source, created_at)
+         VALUES (?, ?, 'receiving', ?, ?, ?)`,
+      )
+      .run(input.companyId, input.kind, input.filename, input.source, Date.now()).lastInsertRowid,
+  );
+  const insertBlob = db.prepare('INSERT INTO import_blobs (import_id, seq, bytes) VALUES (?, ?, ?)');
+  let seq = 0;
+  let size = 0;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  const flush = () => {
+    if (pendingBytes === 0) return;
+    insertBlob.run(id, seq++, Buffer.concat(pending, pendingBytes));
+    pending = [];
+    pendingBytes = 0;
+  };
+  try {
+    for await (const part of body) {
+      size += part.length;
+      if (size > maxBytes) throw new UploadTooLargeError(maxBytes);
+      pending.push(part);
+      pendingBytes += part.length;
+      if (pendingBytes >= BLOB_BYTES) flush();
+    }
+    flush();
+  } catch (err) {
+    db.transaction(() => {
+      db.prepare('DELETE FROM import_blobs WHERE import_id = ?').run(id);
+      db.prepare('DELETE FROM imports WHERE id = ?').run(id);
+    })();
+    throw err;
+  }
+  db.prepare(`UPDATE imports SET status = 'queued', size_bytes = ? WHERE id = ?`).run(size, id);
+  return importById(db, id)!;
+}
+
+export function importById(db: Database, id: number): ImportJob | null {
+  const r = db.prepare('SELECT * FROM imports WHERE id = ?').get(id) as ImportRow | undefined;
+  return r ? toImport(r) : null;
+}
+
+export function listImports(db: Database, companyId: number, kind: Kind | undefined, limit: number): ImportJob[] {
+  const rows = (
+    kind
+      ? db.prepare('SELECT * FROM imports WHERE company_id = ? AND kind = ? ORDER BY id DESC LIMIT ?').all(companyId, kind, limit)
+      : db.prepare('SELECT * FROM imports WHERE company_id = ? ORDER BY id DESC LIMIT ?').all(companyId, limit)
+  ) as ImportRow[];
+  return rows.map(toImport);
+}
+
+export function claimImport(db: Database, worker: string): ImportJob | null {
+  const now = Date.now();
+  // One statement: SQLite runs it under the write lock, so two workers can never claim the same row.
+  const r = db
+    .prepare(
+      `UPDATE imports SET status = 'running', worker = ?, started_at = ?, heartbeat_at = ?, attempts = attempts + 1,
+         rows_read = 0, bytes_read = 0
+       WHERE id = (
+         SELECT q.id FROM imports q WHERE q.status = 'queued' AND NOT EXISTS (
+           SELECT 1 FROM imports b WHERE b.company_id = q.company_id AND b.kind = q.kind
+             AND (b.status IN ('running', 'awaiting_confirmation') OR (b.status = 'queued' AND b.id < q.id)))
+         ORDER BY q.id LIMIT 1)
+       RETURNING *`,
+    )
+    .get(worker, now, now) as ImportRow | undefined;
+  return r ? toImport(r) : null;
+}
+
+export async function* readImportFile(db: Database, id: number): AsyncGenerator<Buffer> {
+  const blob = db.prepare('SELECT bytes FROM import_blobs WHERE import_id = ? AND seq = ?').pluck();
+  for (let seq = 0; ; seq++) {
+    const bytes = blob.get(id, seq) as Buffer | undefined;
+    if (!bytes) return;
+    yield bytes;
+  }
+}
+
+export function heartbeatImport(db: Database, id: number, p: { rowsRead: number; bytesRead: number }) {
+  db.prepare(`UPDATE imports SET heartbeat_at = ?, rows_read = ?, bytes_read = ? WHERE id = ? AND status = 'running'`)
+    .run(Date.now(), p.rowsRead, p.bytesRead, id);
+}
+
+export function failImport(db: Database, id: number, error: string, report: unknown) {
+  db.prepare(`UPDATE imports SET status = 'failed', finished_at = ?, error = ?, report = ? WHERE id = ?`)
+    .run(Date.now(), error, JSON.stringify(report), id);
+}
+
+export function recoverImports(
+  db: Database,
+  isGone: (worker: string, heartbeatAt: number) => boolean,
+  maxAttempts: number,
+): number {
+  const running = db
+    .prepare(`SELECT id, worker, heartbeat_at, attempts FROM imports WHERE status = 'running'`)
+    .all() as { id: number; worker: string; heartbeat_at: number; attempts: number }[];
+  let recovered = 0;
+  for (const r of running) {
+    if (!isGone(r.worker, r.heartbeat_at)) continue;
+    recovered++;
+    if (r.attempts >= maxAttempts) {
+      failImport(db, r.id, `The import was interrupted ${r.attempts} times and was given up.`, null);
+    } else {
+      db.prepare(`UPDATE imports SET status = 'queued', worker = NULL, started_at = NULL WHERE id = ? AND status = 'running'`)
+        .run(r.id);
+    }
+  }
+  // Uploads cut off while being received never become claimable: drop them.
+  db.prepare(`DELETE FROM import_blobs WHERE import_id IN (SELECT id FROM imports WHERE status = 'receiving' AND created_at < ?)`)
+    .run(Date.now() - 24 * 3600 * 1000);
+  return recovered;
+}

@@ -1,0 +1,106 @@
+/**
+ * The SQLite schema, as an ordered list of migrations. `PRAGMA user_version`
+ * records how many have been applied. Times are epoch milliseconds.
+ */
+export const SQLITE_MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE companies (
+    id INTEGER PRIMARY KEY,
+    slug TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE TABLE credentials (
+    id INTEGER PRIMARY KEY,
+    company_id INTEGER NOT NULL REFERENCES companies(id),
+    scope TEXT NOT NULL CHECK (scope IN ('read', 'upload')),
+    prefix TEXT NOT NULL UNIQUE,
+    secret_hash BLOB NOT NULL,
+    label TEXT,
+    created_at INTEGER NOT NULL,
+    last_used_at INTEGER,
+    revoked_at INTEGER
+  );
+  CREATE INDEX credentials_by_company ON credentials(company_id, scope, id);
+  CREATE TABLE users (
+    id INTEGER PRIMARY KEY,
+    company_id INTEGER NOT NULL REFERENCES companies(id),
+    email TEXT NOT NULL UNIQUE,
+    password_hash TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+  CREATE TABLE mappings (
+    company_id INTEGER NOT NULL REFERENCES companies(id),
+    kind TEXT NOT NULL,
+    mapping TEXT NOT NULL,
+    PRIMARY KEY (company_id, kind)
+  );
+  CREATE TABLE imports (
+    id INTEGER PRIMARY KEY,
+    company_id INTEGER NOT NULL REFERENCES companies(id),
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    filename TEXT NOT NULL,
+    size_bytes INTEGER NOT NULL DEFAULT 0,
+    source TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    started_at INTEGER,
+    finished_at INTEGER,
+    rows_read INTEGER NOT NULL DEFAULT 0,
+    bytes_read INTEGER NOT NULL DEFAULT 0,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    worker TEXT,
+    heartbeat_at INTEGER,
+    report TEXT,
+    error TEXT,
+    snapshot_id INTEGER
+  );
+  CREATE INDEX imports_by_status ON imports(status, id);
+  CREATE INDEX imports_by_company ON imports(company_id, kind, id);
+  CREATE TABLE import_blobs (
+    import_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    bytes BLOB NOT NULL,
+    PRIMARY KEY (import_id, seq)
+  );
+  CREATE TABLE snapshots (
+    id INTEGER PRIMARY KEY,
+    public_id TEXT NOT NULL UNIQUE,
+    company_id INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    import_id INTEGER,
+    state TEXT NOT NULL CHECK (state IN ('staging', 'staged', 'live', 'superseded')),
+    created_at INTEGER NOT NULL,
+    superseded_at INTEGER,
+    record_count INTEGER NOT NULL DEFAULT 0,
+    chunk_starts BLOB,
+    timeline TEXT,
+    columns TEXT
+  );
+  CREATE INDEX snapshots_by_state ON snapshots(state, superseded_at);
+  CREATE TABLE live_snapshots (
+    company_id INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    snapshot_id INTEGER NOT NULL,
+    PRIMARY KEY (company_id, kind)
+  ) WITHOUT ROWID;
+  CREATE TABLE records (
+    snapshot_id INTEGER NOT NULL,
+    id_erp TEXT NOT NULL,
+    pos INTEGER NOT NULL,
+    actualizado_at INTEGER NOT NULL,
+    hash BLOB NOT NULL,
+    PRIMARY KEY (snapshot_id, id_erp)
+  ) WITHOUT ROWID;
+  CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY,
+    snapshot_id INTEGER NOT NULL,
+    chunk_no INTEGER NOT NULL,
+    first_pos INTEGER NOT NULL,
+    offsets BLOB NOT NULL,
+    bytes BLOB NOT NULL,
+    UNIQUE (snapshot_id, chunk_no)
+  );
+  `,
+];

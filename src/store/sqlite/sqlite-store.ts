@@ -1,0 +1,275 @@
+/**
+ * The SQLite adapter: better-sqlite3 in WAL mode, so one writer (the import
+ * worker, the CLI) and many readers (HTTP processes) share a file safely.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { CredentialScope } from '../../domain/api-keys.js';
+import type { Kind } from '../../domain/kinds.js';
+import {
+  ConflictError,
+  type Company,
+  type Credential,
+  type ImportJob,
+  type SnapshotSpec,
+  type StagedRecord,
+  type Store,
+  type User,
+} from '../store.js';
+import * as imports from './sqlite-imports.js';
+import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
+import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from './sqlite-rows.js';
+import * as snapshots from './sqlite-snapshots.js';
+
+export class SqliteStore implements Store {
+  readonly backend = 'sqlite' as const;
+  private readonly db: Database.Database;
+  private readonly liveStmt: Database.Statement;
+
+  /** `path` is a file path, or `:memory:`. */
+  constructor(readonly path: string) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    // NORMAL in WAL mode is durable across process crashes; only an OS crash can lose the last commits.
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 10000');
+    this.db.pragma('foreign_keys = ON');
+    this.db.pragma('cache_size = -65536');
+    this.liveStmt = this.db.prepare('SELECT 1');
+  }
+
+  async migrate(): Promise<void> {
+    this.db.transaction(() => {
+      const version = this.db.pragma('user_version', { simple: true }) as number;
+      for (let v = version; v < SQLITE_MIGRATIONS.length; v++) this.db.exec(SQLITE_MIGRATIONS[v]!);
+      this.db.pragma(`user_version = ${SQLITE_MIGRATIONS.length}`);
+    }).immediate();
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  async ping(): Promise<void> {
+    this.liveStmt.get();
+  }
+
+  // Companies
+
+  async createCompany(slug: string, name: string): Promise<Company> {
+    try {
+      const r = this.db
+        .prepare('INSERT INTO companies (slug, name, created_at) VALUES (?, ?, ?) RETURNING *')
+        .get(slug, name, Date.now()) as CompanyRow;
+      return toCompany(r);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+        throw new ConflictError(`A company with slug "${slug}" already exists.`);
+      }
+      throw err;
+    }
+  }
+
+  async companyBySlug(slug: string): Promise<Company | null> {
+    const r = this.db.prepare('SELECT * FROM companies WHERE slug = ?').get(slug) as CompanyRow | undefined;
+    return r ? toCompany(r) : null;
+  }
+
+  async companyById(id: number): Promise<Company | null> {
+    const r = this.db.prepare('SELECT * FROM companies WHERE id = ?').get(id) as CompanyRow | undefined;
+    return r ? toCompany(r) : null;
+  }
+
+  async listCompanies(): Promise<Company[]> {
+    return (this.db.prepare('SELECT * FROM companies ORDER BY slug').all() as CompanyRow[]).map(toCompany);
+  }
+
+  // Credentials
+
+  async createCredential(input: {
+    companyId: number;
+    scope: CredentialScope;
+    prefix: string;
+    secretHash: Buffer;
+    label: string | null;
+  }): Promise<Credential> {
+    const r = this.db
+      .prepare(
+        `INSERT INTO credentials (company_id, scope, prefix, secret_hash, label, created_at)
+         VALUES (?, ?, ?, ?, ?, ?) RETURNING *`,
+      )
+      .get(input.companyId, input.scope, input.prefix, input.secretHash, input.label, Date.now()) as CredentialRow;
+    return toCredential(r);
+  }
+
+  async credentialByPrefix(prefix: string): Promise<Credential | null> {
+    const r = this.db.prepare('SELECT * FROM credentials WHERE prefix = ?').get(prefix) as CredentialRow | undefined;
+    return r ? toCredential(r) : null;
+  }
+
+  async listCredentials(companyId: number, scope: CredentialScope): Promise<Credential[]> {
+    const rows = this.db
+      .prepare('SELECT * FROM credentials WHERE company_id = ? AND scope = ? ORDER BY id')
+      .all(companyId, scope) as CredentialRow[];
+    return rows.map(toCredential);
+  }
+
+  async revokeCredential(prefix: string): Promise<Credential | null> {
+    this.db.prepare('UPDATE credentials SET revoked_at = ? WHERE prefix = ? AND revoked_at IS NULL').run(Date.now(), prefix);
+    return this.credentialByPrefix(prefix);
+  }
+
+  async touchCredentials(lastUsed: ReadonlyMap<string, number>): Promise<void> {
+    const stmt = this.db.prepare(
+      'UPDATE credentials SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE prefix = ?',
+    );
+    this.db.transaction(() => {
+      for (const [prefix, at] of lastUsed) stmt.run(at, prefix);
+    })();
+  }
+
+  // Settings
+
+  async getSetting(name: string): Promise<string | null> {
+    return (this.db.prepare('SELECT value FROM settings WHERE name = ?').pluck().get(name) as string | undefined) ?? null;
+  }
+
+  async initSetting(name: string, value: string): Promise<string> {
+    this.db.prepare('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING').run(name, value);
+    return (await this.getSetting(name))!;
+  }
+
+  // Users
+
+  async createUser(input: { companyId: number; email: string; passwordHash: string }): Promise<User> {
+    try {
+      const r = this.db
+        .prepare('INSERT INTO users (company_id, email, password_hash, created_at) VALUES (?, ?, ?, ?) RETURNING *')
+        .get(input.companyId, input.email, input.passwordHash, Date.now()) as UserRow;
+      return toUser(r);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+        throw new ConflictError(`A user with email "${input.email}" already exists.`);
+      }
+      throw err;
+    }
+  }
+
+  async userByEmail(email: string): Promise<User | null> {
+    const r = this.db.prepare('SELECT * FROM users WHERE email = ?').get(email) as UserRow | undefined;
+    return r ? toUser(r) : null;
+  }
+
+  async userById(id: number): Promise<User | null> {
+    const r = this.db.prepare('SELECT * FROM users WHERE id = ?').get(id) as UserRow | undefined;
+    return r ? toUser(r) : null;
+  }
+
+  // Mappings
+
+  async getMapping(companyId: number, kind: Kind): Promise<Record<string, string>> {
+    const raw = this.db
+      .prepare('SELECT mapping FROM mappings WHERE company_id = ? AND kind = ?')
+      .pluck()
+      .get(companyId, kind) as string | undefined;
+    return raw ? JSON.parse(raw) : {};
+  }
+
+  async setMapping(companyId: number, kind: Kind, mapping: Record<string, string>): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO mappings (company_id, kind, mapping) VALUES (?, ?, ?)
+         ON CONFLICT (company_id, kind) DO UPDATE SET mapping = excluded.mapping`,
+      )
+      .run(companyId, kind, JSON.stringify(mapping));
+  }
+
+  // Imports
+
+  createImport(
+    input: { companyId: number; kind: Kind; filename: string; source: string },
+    body: AsyncIterable<Buffer>,
+    maxBytes: number,
+  ): Promise<ImportJob> {
+    return imports.createImport(this.db, input, body, maxBytes);
+  }
+
+  async importById(id: number): Promise<ImportJob | null> {
+    return imports.importById(this.db, id);
+  }
+
+  async listImports(companyId: number, kind?: Kind, limit = 50): Promise<ImportJob[]> {
+    return imports.listImports(this.db, companyId, kind, limit);
+  }
+
+  async claimImport(worker: string): Promise<ImportJob | null> {
+    return imports.claimImport(this.db, worker);
+  }
+
+  readImportFile(id: number): AsyncIterable<Buffer> {
+    return imports.readImportFile(this.db, id);
+  }
+
+  async heartbeatImport(id: number, progress: { rowsRead: number; bytesRead: number }): Promise<void> {
+    imports.heartbeatImport(this.db, id, progress);
+  }
+
+  async failImport(id: number, error: string, report: unknown): Promise<void> {
+    imports.failImport(this.db, id, error, report);
+  }
+
+  async recoverImports(isGone: (worker: string, heartbeatAt: number) => boolean, maxAttempts: number): Promise<number> {
+    return imports.recoverImports(this.db, isGone, maxAttempts);
+  }
+
+  // Snapshots
+
+  writeSnapshot(spec: SnapshotSpec, records: AsyncIterable<StagedRecord[]>) {
+    return snapshots.writeSnapshot(this.db, spec, records);
+  }
+
+  async publishSnapshot(snapshotId: number, finish?: { importId: number; report: unknown }) {
+    snapshots.publishSnapshot(this.db, snapshotId, finish);
+  }
+
+  async discardSnapshot(snapshotId: number) {
+    snapshots.discardSnapshot(this.db, snapshotId);
+  }
+
+  async liveSnapshotId(companyId: number, kind: Kind): Promise<number | null> {
+    return (this.liveSnapshotStmt.get(companyId, kind) as number | undefined) ?? null;
+  }
+
+  private readonly liveSnapshotStmt = this.prepareLazy(
+    'SELECT snapshot_id FROM live_snapshots WHERE company_id = ? AND kind = ?',
+  );
+
+  async snapshotMeta(snapshotId: number) {
+    return snapshots.snapshotMeta(this.db, snapshotId);
+  }
+
+  async readChunks(snapshotId: number, fromChunk: number, toChunk: number) {
+    return snapshots.readChunks(this.db, snapshotId, fromChunk, toChunk);
+  }
+
+  async findRecord(snapshotId: number, idErp: string) {
+    return snapshots.findRecord(this.db, snapshotId, idErp);
+  }
+
+  async sweepSnapshots(supersededBefore: number) {
+    return snapshots.sweepSnapshots(this.db, supersededBefore);
+  }
+
+  /** A statement prepared on first use: the schema may not exist before `migrate`. */
+  private prepareLazy(sql: string) {
+    let stmt: Database.Statement | undefined;
+    return {
+      get: (...args: unknown[]) => {
+        stmt ??= this.db.prepare(sql).pluck();
+        return stmt.get(...args);
+      },
+    };
+  }
+}

@@ -1,0 +1,261 @@
+/**
+ * The storage interface. Two adapters implement it — SQLite (`sqlite/`, the
+ * embedded default) and PostgreSQL (`postgres/`) — and nothing outside
+ * `src/store/` talks to a database driver. Every method is async so that both
+ * adapters fit the same shape; the SQLite adapter simply resolves at once.
+ *
+ * Records live in immutable snapshots (one per applied import, per company and
+ * kind). A snapshot holds, per record, its list position, `id_erp`,
+ * `actualizado_at` and a content hash, and the items themselves pre-rendered
+ * as UTF-8 in chunks of consecutive positions, so that a page is the envelope
+ * plus slices of bytes that already exist.
+ */
+import type { Kind } from '../domain/kinds.js';
+import type { CredentialScope } from '../domain/api-keys.js';
+
+export interface Company {
+  id: number;
+  slug: string;
+  name: string;
+  createdAt: Date;
+}
+
+export interface Credential {
+  id: number;
+  companyId: number;
+  scope: CredentialScope;
+  prefix: string;
+  secretHash: Buffer;
+  label: string | null;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export interface User {
+  id: number;
+  companyId: number;
+  email: string;
+  passwordHash: string;
+  createdAt: Date;
+}
+
+/** `receiving`: the upload is still being stored, not yet claimable. */
+export type ImportStatus = 'receiving' | 'queued' | 'running' | 'succeeded' | 'failed' | 'awaiting_confirmation' | 'rejected';
+
+export interface ImportJob {
+  id: number;
+  companyId: number;
+  kind: Kind;
+  status: ImportStatus;
+  filename: string;
+  sizeBytes: number;
+  /** Where the upload came from: `cli`, `panel`, `token:<prefix>`. */
+  source: string;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  rowsRead: number;
+  bytesRead: number;
+  attempts: number;
+  /** The import report once it ended (see `imports/report.ts`), else null. */
+  report: unknown;
+  error: string | null;
+  snapshotId: number | null;
+}
+
+/** One record handed to `writeSnapshot`, already rendered up to its timestamp. */
+export interface StagedRecord {
+  idErp: string;
+  /** Hash of the item's content (everything but `actualizado_at`). */
+  hash: Buffer;
+  /** The item up to the opening quote of `actualizado_at`'s value. */
+  body: string;
+  /** Line of the source file, for error messages. */
+  line: number;
+}
+
+export interface SnapshotSpec {
+  companyId: number;
+  kind: Kind;
+  importId: number | null;
+  /** The import's time: `actualizado_at` of every new or changed record. */
+  at: number;
+  /** The file's column names, kept for the panel's mapping page. */
+  columns: readonly string[];
+}
+
+export interface SnapshotChanges {
+  total: number;
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  deleted: number;
+  /** A few `id_erp` of removed records, for reports. */
+  deletedExamples: string[];
+}
+
+/** A staged snapshot: written, not yet live. */
+export interface StagedSnapshot {
+  snapshotId: number;
+  changes: SnapshotChanges;
+}
+
+/** Immutable description of a snapshot, cacheable forever by id. */
+export interface SnapshotMeta {
+  id: number;
+  /** Opaque public identifier, used in ETags and by clients. */
+  publicId: string;
+  companyId: number;
+  kind: Kind;
+  count: number;
+  createdAt: number;
+  /** First position of each chunk, ascending; chunk i holds [chunkStarts[i], chunkStarts[i+1]). */
+  chunkStarts: Uint32Array;
+  /**
+   * Distinct `actualizado_at` values in list order with the first position
+   * holding each: an `updated_since` filter is a binary search here.
+   */
+  timeline: { at: number; firstPos: number }[];
+  columns: string[];
+}
+
+/**
+ * A chunk of consecutive items: `bytes` holds them as UTF-8 JSON joined by
+ * commas; item k (0-based within the chunk) is
+ * `bytes[offsets[k] .. offsets[k+1] - 1)` (the last byte before the next
+ * item's start is the comma; the final offset is `bytes.length + 1`).
+ */
+export interface Chunk {
+  chunkNo: number;
+  firstPos: number;
+  offsets: Uint32Array;
+  bytes: Buffer;
+}
+
+export interface RecordRef {
+  pos: number;
+  hash: Buffer;
+  actualizadoAt: number;
+}
+
+export class ConflictError extends Error {}
+
+export class UploadTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`The upload is larger than the maximum of ${maxBytes} bytes.`);
+  }
+}
+
+/** Thrown by `writeSnapshot` when `id_erp` repeats; names some of them. */
+export class DuplicateIdError extends Error {
+  constructor(readonly duplicates: { idErp: string; line: number; firstLine: number }[]) {
+    super(
+      'Duplicate id_erp values: ' +
+        duplicates.map((d) => `"${d.idErp}" on line ${d.line} (first on line ${d.firstLine})`).join(', '),
+    );
+  }
+}
+
+/** Thrown when the storage cannot be reached; answered as 503. */
+export class StoreUnavailableError extends Error {}
+
+export interface Store {
+  readonly backend: 'sqlite' | 'postgres';
+
+  /** Creates or upgrades the schema. Idempotent. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+  /** Resolves when the storage answers; rejects with StoreUnavailableError. */
+  ping(): Promise<void>;
+
+  // Companies
+  createCompany(slug: string, name: string): Promise<Company>;
+  companyBySlug(slug: string): Promise<Company | null>;
+  companyById(id: number): Promise<Company | null>;
+  listCompanies(): Promise<Company[]>;
+
+  // Credentials: API keys (scope read) and upload tokens (scope upload)
+  createCredential(input: {
+    companyId: number;
+    scope: CredentialScope;
+    prefix: string;
+    secretHash: Buffer;
+    label: string | null;
+  }): Promise<Credential>;
+  credentialByPrefix(prefix: string): Promise<Credential | null>;
+  listCredentials(companyId: number, scope: CredentialScope): Promise<Credential[]>;
+  /** Marks a credential revoked; returns it, or null if the prefix is unknown. Idempotent. */
+  revokeCredential(prefix: string): Promise<Credential | null>;
+  /** Records last-use times in one batch (called periodically, never per request). */
+  touchCredentials(lastUsed: ReadonlyMap<string, number>): Promise<void>;
+
+  // Settings: small values shared by every instance (e.g. the session secret)
+  getSetting(name: string): Promise<string | null>;
+  /** Stores `value` unless a value exists; returns the stored one. */
+  initSetting(name: string, value: string): Promise<string>;
+
+  // Panel users
+  createUser(input: { companyId: number; email: string; passwordHash: string }): Promise<User>;
+  userByEmail(email: string): Promise<User | null>;
+  userById(id: number): Promise<User | null>;
+
+  // Column mappings: a company's override of the default mapping, field → column
+  getMapping(companyId: number, kind: Kind): Promise<Record<string, string>>;
+  setMapping(companyId: number, kind: Kind, mapping: Record<string, string>): Promise<void>;
+
+  // Imports: the durable queue
+  /**
+   * Stores an upload durably and queues it. Streams `body` into the database;
+   * throws UploadTooLargeError (and stores nothing) past `maxBytes`.
+   */
+  createImport(
+    input: { companyId: number; kind: Kind; filename: string; source: string },
+    body: AsyncIterable<Buffer>,
+    maxBytes: number,
+  ): Promise<ImportJob>;
+  importById(id: number): Promise<ImportJob | null>;
+  /** Newest first. */
+  listImports(companyId: number, kind?: Kind, limit?: number): Promise<ImportJob[]>;
+  /**
+   * Atomically takes the oldest queued import whose company and kind has no
+   * import running or awaiting confirmation, marking it running for `worker`.
+   */
+  claimImport(worker: string): Promise<ImportJob | null>;
+  readImportFile(id: number): AsyncIterable<Buffer>;
+  /** Progress and liveness of a running import. */
+  heartbeatImport(id: number, progress: { rowsRead: number; bytesRead: number }): Promise<void>;
+  /** Ends a running import as failed (nothing published). */
+  failImport(id: number, error: string, report: unknown): Promise<void>;
+  /**
+   * Puts running imports whose worker is gone back in the queue (or fails them
+   * after too many attempts). A worker is gone when `isGone(worker,
+   * heartbeatAt)` says so. Returns how many were recovered.
+   */
+  recoverImports(isGone: (worker: string, heartbeatAt: number) => boolean, maxAttempts: number): Promise<number>;
+
+  // Snapshots
+  /**
+   * Writes a new snapshot from staged records, comparing each with the live
+   * snapshot: an unchanged record keeps its `actualizado_at`, a new or changed
+   * one gets `spec.at`. Records missing from `records` are not carried over.
+   * The snapshot is not live until `publishSnapshot`. Throws DuplicateIdError
+   * and leaves nothing behind on failure.
+   */
+  writeSnapshot(spec: SnapshotSpec, records: AsyncIterable<StagedRecord[]>): Promise<StagedSnapshot>;
+  /**
+   * Makes a staged snapshot the live one of its company and kind in one
+   * transaction, ending its import (when given) as succeeded with `report`.
+   */
+  publishSnapshot(snapshotId: number, finish?: { importId: number; report: unknown }): Promise<void>;
+  /** Removes a staged snapshot that will never be published. */
+  discardSnapshot(snapshotId: number): Promise<void>;
+  /** The live snapshot's id, or null when the kind has never been imported. Hot path. */
+  liveSnapshotId(companyId: number, kind: Kind): Promise<number | null>;
+  snapshotMeta(snapshotId: number): Promise<SnapshotMeta | null>;
+  /** Chunks `fromChunk..toChunk` (inclusive) of a snapshot, in order. */
+  readChunks(snapshotId: number, fromChunk: number, toChunk: number): Promise<Chunk[]>;
+  findRecord(snapshotId: number, idErp: string): Promise<RecordRef | null>;
+  /** Deletes superseded snapshots older than `supersededBefore` and abandoned staged ones. */
+  sweepSnapshots(supersededBefore: number): Promise<number>;
+}
