@@ -2,7 +2,9 @@
 import { Command, CommanderError } from 'commander';
 import type { CliContext } from './cli-context.js';
 import { registerCompanyCommands } from './company-commands.js';
+import { registerImportCommands } from './import-commands.js';
 import { registerKeyCommands } from './key-commands.js';
+import { registerMappingCommands } from './mapping-commands.js';
 import { registerServeCommands } from './serve-commands.js';
 
 export function buildProgram(ctx: CliContext): Command {
@@ -14,6 +16,8 @@ export function buildProgram(ctx: CliContext): Command {
   registerServeCommands(program, ctx);
   registerCompanyCommands(program, ctx);
   registerKeyCommands(program, ctx);
+  registerImportCommands(program, ctx);
+  registerMappingCommands(program, ctx);
   // Subcommands inherit the error handling and output of the program.
   for (const cmd of allCommands(program)) {
     cmd.exitOverride().configureOutput({ writeOut: (s) => ctx.out(s.trimEnd()), writeErr: (s) => ctx.err(s.trimEnd()) });

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { serve } from '../http/server.js';
+import { startImportThread } from '../imports/import-thread.js';
 import { createLogger } from '../logger.js';
 import { CliError, emit, withStore, type CliContext, type JsonOption } from './cli-context.js';
 
@@ -23,7 +24,16 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
       }
       if (opts.host !== undefined) config.host = opts.host;
       const logger = createLogger(config.logLevel);
-      await serve(config, ctx.openStore, logger, { workers });
+      await serve(config, ctx.openStore, logger, {
+        workers,
+        startImportWorker: async () => {
+          const thread = startImportThread(
+            { databaseUrl: config.databaseUrl, snapshotRetentionMs: config.snapshotRetentionMs },
+            logger,
+          );
+          return () => thread.stop();
+        },
+      });
     });
 
   program

@@ -3,10 +3,13 @@
  * file in a temporary directory). PostgreSQL runs when a server answers, and
  * must run in CI (CI=true): there its absence is a failure, not a skip.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import type { Store } from '../../src/store/store.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 export interface StoreFactory {
@@ -41,6 +44,126 @@ export const sqliteFactory: StoreFactory = {
   },
 };
 
+/** The server the PostgreSQL suites use; each store gets its own database on it. */
+const POSTGRES_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** Resolves to null when a server answers within 2 s, else to why not. */
+async function probePostgres(url: string): Promise<string | null> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return null;
+  } catch (err) {
+    return (err as Error).message || String(err);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** Runs `sql` on the server's maintenance database (CREATE / DROP DATABASE cannot run in a transaction). */
+async function onServer(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+function databaseUrl(name: string): string {
+  const url = new URL(POSTGRES_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function createDatabase(name: string) {
+  // A non-C default collation (ICU en-US) where the server has one, so that a
+  // column missing COLLATE "C" shows up as a wrong order in the tests.
+  try {
+    await onServer(`CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
+  } catch {
+    await onServer(`CREATE DATABASE ${name}`);
+  }
+}
+
+/** Ends every connection to database `name`, as a server restart would. */
+async function terminateConnections(name: string) {
+  await onServer(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
+}
+
+async function dropDatabase(name: string) {
+  await terminateConnections(name);
+  await onServer(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+}
+
+/**
+ * A new, empty (unmigrated) database `mirador_test_<random>`. `terminate`
+ * ends every connection to it (as a server restart would); `drop` removes it.
+ */
+export async function freshPostgresDatabase(): Promise<{ url: string; terminate(): Promise<void>; drop(): Promise<void> }> {
+  const name = `mirador_test_${randomBytes(6).toString('hex')}`;
+  await createDatabase(name);
+  return { url: databaseUrl(name), terminate: () => terminateConnections(name), drop: () => dropDatabase(name) };
+}
+
+let postgresFactoryMemo: Promise<StoreFactory> | undefined;
+
+/**
+ * PostgreSQL, when a server answers at TEST_DATABASE_URL (default: the local
+ * one). Without a server the suites are skipped, out loud — except in CI
+ * (CI=true), where every `create()` fails instead.
+ */
+export function postgresFactory(): Promise<StoreFactory> {
+  postgresFactoryMemo ??= (async () => {
+    const absent = await probePostgres(POSTGRES_URL);
+    const message = `PostgreSQL suite skipped: no server at ${redact(POSTGRES_URL)} (set TEST_DATABASE_URL; required when CI=true)`;
+    const required = process.env.CI === 'true';
+    if (absent !== null && !required) process.stderr.write(`${message}\n  (${absent})\n`);
+    return {
+      name: 'postgres',
+      skip: absent !== null && !required ? message : false,
+      async create() {
+        if (absent !== null) {
+          throw new Error(`CI=true requires PostgreSQL, but no server answers at ${redact(POSTGRES_URL)}: ${absent}`);
+        }
+        const db = await freshPostgresDatabase();
+        const store = await PostgresStore.connect(db.url);
+        try {
+          await store.migrate();
+        } catch (err) {
+          await store.close();
+          await db.drop();
+          throw err;
+        }
+        return {
+          store,
+          databaseUrl: db.url,
+          cleanup: async () => {
+            await store.close();
+            await db.drop();
+          },
+        };
+      },
+    };
+  })();
+  return postgresFactoryMemo;
+}
+
+/** The URL without its password, for messages. */
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
 export async function storeFactories(): Promise<StoreFactory[]> {
-  return [sqliteFactory];
+  return [sqliteFactory, await postgresFactory()];
 }

@@ -1,8 +1,262 @@
-/** Placeholder until the PostgreSQL adapter lands (issue 5). */
-import type { Store } from '../store.js';
+/**
+ * The PostgreSQL adapter, for several instances over one database: uploads
+ * and the import queue live in the database, claims use `SKIP LOCKED`, and
+ * bulk loads go through COPY. Losing the server surfaces as
+ * StoreUnavailableError (see postgres-connection.ts), never as a hang.
+ */
+import type { CredentialScope } from '../../domain/api-keys.js';
+import type { Kind } from '../../domain/kinds.js';
+import {
+  ConflictError,
+  type Company,
+  type Credential,
+  type ImportJob,
+  type SnapshotSpec,
+  type StagedRecord,
+  type Store,
+  type User,
+} from '../store.js';
+import { Db } from './postgres-connection.js';
+import * as imports from './postgres-imports.js';
+import { migrate } from './postgres-migrations.js';
+import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from './postgres-rows.js';
+import * as snapshots from './postgres-snapshots.js';
 
-export class PostgresStore {
-  static async connect(_url: string): Promise<Store> {
-    throw new Error('The PostgreSQL store is not available in this build yet; use DATABASE_URL=sqlite:<path>.');
+const UNIQUE_VIOLATION = '23505';
+const isUniqueViolation = (err: unknown) => (err as { code?: unknown }).code === UNIQUE_VIOLATION;
+/** PostgreSQL text cannot hold NUL: a lookup key with one matches nothing. */
+const hasNul = (s: string) => s.includes('\0');
+
+export class PostgresStore implements Store {
+  readonly backend = 'postgres' as const;
+
+  private constructor(private readonly db: Db) {}
+
+  /**
+   * A store over the database at `url` (`postgres://user@host:port/db`).
+   * Connects lazily: an unreachable server shows on first use, as
+   * StoreUnavailableError.
+   */
+  static async connect(url: string): Promise<Store> {
+    return new PostgresStore(new Db(url));
+  }
+
+  migrate(): Promise<void> {
+    return migrate(this.db);
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+
+  async ping(): Promise<void> {
+    await this.db.run('SELECT 1');
+  }
+
+  // Companies
+
+  async createCompany(slug: string, name: string): Promise<Company> {
+    try {
+      const r = await this.db.one<CompanyRow>(
+        'INSERT INTO companies (slug, name, created_at) VALUES ($1, $2, $3) RETURNING *',
+        [slug, name, Date.now()],
+      );
+      return toCompany(r!);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError(`A company with slug "${slug}" already exists.`);
+      throw err;
+    }
+  }
+
+  async companyBySlug(slug: string): Promise<Company | null> {
+    if (hasNul(slug)) return null;
+    const r = await this.db.one<CompanyRow>('SELECT * FROM companies WHERE slug = $1', [slug]);
+    return r ? toCompany(r) : null;
+  }
+
+  async companyById(id: number): Promise<Company | null> {
+    const r = await this.db.one<CompanyRow>('SELECT * FROM companies WHERE id = $1', [id]);
+    return r ? toCompany(r) : null;
+  }
+
+  async listCompanies(): Promise<Company[]> {
+    return (await this.db.rows<CompanyRow>('SELECT * FROM companies ORDER BY slug')).map(toCompany);
+  }
+
+  // Credentials
+
+  async createCredential(input: {
+    companyId: number;
+    scope: CredentialScope;
+    prefix: string;
+    secretHash: Buffer;
+    label: string | null;
+  }): Promise<Credential> {
+    const r = await this.db.one<CredentialRow>(
+      `INSERT INTO credentials (company_id, scope, prefix, secret_hash, label, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+      [input.companyId, input.scope, input.prefix, input.secretHash, input.label, Date.now()],
+    );
+    return toCredential(r!);
+  }
+
+  async credentialByPrefix(prefix: string): Promise<Credential | null> {
+    if (hasNul(prefix)) return null;
+    const r = await this.db.one<CredentialRow>('SELECT * FROM credentials WHERE prefix = $1', [prefix], 'mirador_credential');
+    return r ? toCredential(r) : null;
+  }
+
+  async listCredentials(companyId: number, scope: CredentialScope): Promise<Credential[]> {
+    const rows = await this.db.rows<CredentialRow>(
+      'SELECT * FROM credentials WHERE company_id = $1 AND scope = $2 ORDER BY id',
+      [companyId, scope],
+    );
+    return rows.map(toCredential);
+  }
+
+  async revokeCredential(prefix: string): Promise<Credential | null> {
+    if (hasNul(prefix)) return null;
+    // Revoking twice keeps the first time: the statement only touches an active key.
+    await this.db.run('UPDATE credentials SET revoked_at = $1 WHERE prefix = $2 AND revoked_at IS NULL', [Date.now(), prefix]);
+    return this.credentialByPrefix(prefix);
+  }
+
+  async touchCredentials(lastUsed: ReadonlyMap<string, number>): Promise<void> {
+    if (lastUsed.size === 0) return;
+    // One statement for the whole batch; a time never moves backwards.
+    await this.db.run(
+      `UPDATE credentials c SET last_used_at = greatest(coalesce(c.last_used_at, 0), u.at)
+       FROM unnest($1::text[], $2::bigint[]) AS u(prefix, at) WHERE c.prefix = u.prefix`,
+      [[...lastUsed.keys()], [...lastUsed.values()]],
+    );
+  }
+
+  // Settings
+
+  async getSetting(name: string): Promise<string | null> {
+    return (await this.db.one<{ value: string }>('SELECT value FROM settings WHERE name = $1', [name]))?.value ?? null;
+  }
+
+  async initSetting(name: string, value: string): Promise<string> {
+    // Two statements on purpose: when another instance inserts first, the
+    // INSERT waits for it and does nothing, and only a new statement sees its row.
+    await this.db.run('INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, value]);
+    return (await this.getSetting(name))!;
+  }
+
+  // Users
+
+  async createUser(input: { companyId: number; email: string; passwordHash: string }): Promise<User> {
+    try {
+      const r = await this.db.one<UserRow>(
+        'INSERT INTO users (company_id, email, password_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING *',
+        [input.companyId, input.email, input.passwordHash, Date.now()],
+      );
+      return toUser(r!);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError(`A user with email "${input.email}" already exists.`);
+      throw err;
+    }
+  }
+
+  async userByEmail(email: string): Promise<User | null> {
+    if (hasNul(email)) return null;
+    const r = await this.db.one<UserRow>('SELECT * FROM users WHERE email = $1', [email]);
+    return r ? toUser(r) : null;
+  }
+
+  async userById(id: number): Promise<User | null> {
+    const r = await this.db.one<UserRow>('SELECT * FROM users WHERE id = $1', [id]);
+    return r ? toUser(r) : null;
+  }
+
+  // Mappings
+
+  async getMapping(companyId: number, kind: Kind): Promise<Record<string, string>> {
+    const r = await this.db.one<{ mapping: string }>('SELECT mapping FROM mappings WHERE company_id = $1 AND kind = $2', [
+      companyId,
+      kind,
+    ]);
+    return r ? JSON.parse(r.mapping) : {};
+  }
+
+  async setMapping(companyId: number, kind: Kind, mapping: Record<string, string>): Promise<void> {
+    await this.db.run(
+      `INSERT INTO mappings (company_id, kind, mapping) VALUES ($1, $2, $3)
+       ON CONFLICT (company_id, kind) DO UPDATE SET mapping = excluded.mapping`,
+      [companyId, kind, JSON.stringify(mapping)],
+    );
+  }
+
+  // Imports
+
+  createImport(
+    input: { companyId: number; kind: Kind; filename: string; source: string },
+    body: AsyncIterable<Buffer>,
+    maxBytes: number,
+  ): Promise<ImportJob> {
+    return imports.createImport(this.db, input, body, maxBytes);
+  }
+
+  importById(id: number): Promise<ImportJob | null> {
+    return imports.importById(this.db, id);
+  }
+
+  listImports(companyId: number, kind?: Kind, limit = 50): Promise<ImportJob[]> {
+    return imports.listImports(this.db, companyId, kind, limit);
+  }
+
+  claimImport(worker: string): Promise<ImportJob | null> {
+    return imports.claimImport(this.db, worker);
+  }
+
+  readImportFile(id: number): AsyncIterable<Buffer> {
+    return imports.readImportFile(this.db, id);
+  }
+
+  heartbeatImport(id: number, progress: { rowsRead: number; bytesRead: number }): Promise<void> {
+    return imports.heartbeatImport(this.db, id, progress);
+  }
+
+  failImport(id: number, error: string, report: unknown): Promise<void> {
+    return imports.failImport(this.db, id, error, report);
+  }
+
+  recoverImports(isGone: (worker: string, heartbeatAt: number) => boolean, maxAttempts: number): Promise<number> {
+    return imports.recoverImports(this.db, isGone, maxAttempts);
+  }
+
+  // Snapshots
+
+  writeSnapshot(spec: SnapshotSpec, records: AsyncIterable<StagedRecord[]>) {
+    return snapshots.writeSnapshot(this.db, spec, records);
+  }
+
+  publishSnapshot(snapshotId: number, finish?: { importId: number; report: unknown }) {
+    return snapshots.publishSnapshot(this.db, snapshotId, finish);
+  }
+
+  async discardSnapshot(snapshotId: number) {
+    await snapshots.discardSnapshot(this.db, snapshotId);
+  }
+
+  liveSnapshotId(companyId: number, kind: Kind): Promise<number | null> {
+    return snapshots.liveSnapshotId(this.db, companyId, kind);
+  }
+
+  snapshotMeta(snapshotId: number) {
+    return snapshots.snapshotMeta(this.db, snapshotId);
+  }
+
+  readChunks(snapshotId: number, fromChunk: number, toChunk: number) {
+    return snapshots.readChunks(this.db, snapshotId, fromChunk, toChunk);
+  }
+
+  findRecord(snapshotId: number, idErp: string) {
+    return snapshots.findRecord(this.db, snapshotId, idErp);
+  }
+
+  sweepSnapshots(supersededBefore: number) {
+    return snapshots.sweepSnapshots(this.db, supersededBefore);
   }
 }

@@ -178,9 +178,10 @@ export function publishSnapshot(db: Database, snapshotId: number, finish?: { imp
 
 export function discardSnapshot(db: Database, snapshotId: number) {
   db.transaction(() => {
+    // A live snapshot is never removed, nor are its records and chunks.
+    if (db.prepare(`DELETE FROM snapshots WHERE id = ? AND state <> 'live'`).run(snapshotId).changes === 0) return;
     db.prepare('DELETE FROM chunks WHERE snapshot_id = ?').run(snapshotId);
     db.prepare('DELETE FROM records WHERE snapshot_id = ?').run(snapshotId);
-    db.prepare(`DELETE FROM snapshots WHERE id = ? AND state <> 'live'`).run(snapshotId);
   })();
 }
 

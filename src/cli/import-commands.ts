@@ -1,0 +1,189 @@
+import { createReadStream, statSync } from 'node:fs';
+import { basename } from 'node:path';
+import type { Command } from 'commander';
+import { SingleBar } from 'cli-progress';
+import { isKind, KINDS, type Kind } from '../domain/kinds.js';
+import { ImportWorker } from '../imports/import-worker.js';
+import type { ImportReport } from '../imports/import-report.js';
+import { UploadTooLargeError, type ImportJob, type Store } from '../store/store.js';
+import { CliError, emit, iso, requireCompany, table, withStore, type CliContext, type JsonOption } from './cli-context.js';
+
+const FINAL = new Set(['succeeded', 'failed', 'awaiting_confirmation', 'rejected']);
+
+export function requireKind(kind: string): Kind {
+  if (!isKind(kind)) throw new CliError(`"${kind}" is not a kind: use one of ${KINDS.join(', ')}.`);
+  return kind;
+}
+
+export function registerImportCommands(program: Command, ctx: CliContext) {
+  program
+    .command('import')
+    .description('queue a CSV export for import, wait for it with a progress bar and print the report')
+    .argument('<slug>', 'company')
+    .argument('<kind>', KINDS.join(' | '))
+    .argument('<file>', 'the CSV file')
+    .option('--no-wait', 'return as soon as the file is queued')
+    .option('--json', 'print the report (or, with --no-wait, the queued import) as JSON')
+    .action(async (slug: string, kindArg: string, file: string, opts: JsonOption & { wait: boolean }) => {
+      const kind = requireKind(kindArg);
+      let size: number;
+      try {
+        const st = statSync(file);
+        if (!st.isFile()) throw new Error('not a file');
+        size = st.size;
+      } catch {
+        throw new CliError(`Cannot read the file "${file}".`);
+      }
+      if (size > ctx.config.maxUploadBytes) {
+        throw new CliError(`"${file}" is ${size} bytes, over MAX_UPLOAD_BYTES (${ctx.config.maxUploadBytes}).`);
+      }
+      await withStore(ctx, async (store) => {
+        const company = await requireCompany(store, slug);
+        let job: ImportJob;
+        try {
+          job = await store.createImport(
+            { companyId: company.id, kind, filename: basename(file), source: 'cli' },
+            createReadStream(file),
+            ctx.config.maxUploadBytes,
+          );
+        } catch (err) {
+          if (err instanceof UploadTooLargeError) throw new CliError(err.message);
+          throw err;
+        }
+        if (!opts.wait) {
+          emit(ctx, opts, importJson(job), () => `Queued import ${job.id} of ${kind} for ${company.slug} (${job.sizeBytes} bytes).`);
+          return;
+        }
+        const done = await waitForImport(ctx, store, job);
+        const report = done.report as ImportReport | null;
+        if (opts.json) ctx.out(JSON.stringify(report ?? importJson(done), null, 2));
+        else ctx.out(describeReport(done, report));
+        if (done.status !== 'succeeded') {
+          if (!opts.json) ctx.err(`mirador: import ${done.id} ${done.status}: ${done.error ?? ''}`.trimEnd());
+          process.exitCode = 1;
+        }
+      });
+    });
+
+  program
+    .command('imports')
+    .description("a company's import history, newest first")
+    .argument('<slug>', 'company')
+    .option('--kind <kind>', 'only this kind')
+    .option('--limit <n>', 'how many', '50')
+    .option('--json', 'print JSON')
+    .action(async (slug: string, opts: JsonOption & { kind?: string; limit: string }) => {
+      const kind = opts.kind === undefined ? undefined : requireKind(opts.kind);
+      const limit = Number(opts.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new CliError('--limit must be an integer from 1 to 1000.');
+      await withStore(ctx, async (store) => {
+        const company = await requireCompany(store, slug);
+        const jobs = await store.listImports(company.id, kind, limit);
+        emit(ctx, opts, jobs.map(importJson), () =>
+          jobs.length === 0
+            ? `No imports for ${company.slug} yet.`
+            : table([
+                ['ID', 'KIND', 'STATUS', 'FILE', 'ROWS', 'CREATED', 'ERROR'],
+                ...jobs.map((j) => [String(j.id), j.kind, j.status, j.filename, String(j.rowsRead), iso(j.createdAt)!, j.error ?? '']),
+              ]),
+        );
+      });
+    });
+}
+
+export function importJson(j: ImportJob) {
+  return {
+    id: j.id,
+    kind: j.kind,
+    status: j.status,
+    filename: j.filename,
+    size_bytes: j.sizeBytes,
+    source: j.source,
+    created_at: iso(j.createdAt),
+    started_at: iso(j.startedAt),
+    finished_at: iso(j.finishedAt),
+    rows_read: j.rowsRead,
+    error: j.error,
+    report: j.report,
+  };
+}
+
+/**
+ * Waits for an import to end, applying queued imports in this process while
+ * it waits (a running server may take it first; then this only watches).
+ */
+async function waitForImport(ctx: CliContext, store: Store, queued: ImportJob): Promise<ImportJob> {
+  const worker = new ImportWorker(store, { snapshotRetentionMs: ctx.config.snapshotRetentionMs });
+  const progress = new Progress(queued.sizeBytes);
+  const timer = setInterval(() => {
+    void store.importById(queued.id).then((j) => j && progress.update(j), () => {});
+  }, 250);
+  try {
+    for (;;) {
+      const job = (await store.importById(queued.id))!;
+      if (FINAL.has(job.status)) {
+        progress.update(job);
+        return job;
+      }
+      if (job.status === 'queued' && (await worker.runOnce())) continue;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } finally {
+    clearInterval(timer);
+    progress.stop();
+  }
+}
+
+/** Rows, MB/s and ETA on stderr: a bar on a terminal, a plain line a second otherwise. */
+class Progress {
+  private readonly bar: SingleBar | null;
+  private readonly started = Date.now();
+  private lastLine = 0;
+
+  constructor(private readonly total: number) {
+    this.bar = process.stderr.isTTY
+      ? new SingleBar({
+          stream: process.stderr,
+          format: 'import [{bar}] {percentage}% | {rows} rows | {speed} MB/s | ETA {eta_formatted}',
+          hideCursor: true,
+        })
+      : null;
+    this.bar?.start(Math.max(total, 1), 0, { rows: 0, speed: '0.0' });
+  }
+
+  update(job: ImportJob) {
+    const seconds = Math.max((Date.now() - this.started) / 1000, 0.001);
+    const bytes = FINAL.has(job.status) && job.status === 'succeeded' ? this.total : job.bytesRead;
+    const speed = (bytes / 1e6 / seconds).toFixed(1);
+    if (this.bar) {
+      this.bar.update(bytes, { rows: job.rowsRead, speed });
+      return;
+    }
+    const now = Date.now();
+    if (now - this.lastLine < 1000 && !FINAL.has(job.status)) return;
+    this.lastLine = now;
+    const pct = this.total > 0 ? Math.floor((100 * bytes) / this.total) : 100;
+    const rate = bytes / seconds;
+    const eta = rate > 0 ? Math.ceil((this.total - bytes) / rate) : 0;
+    process.stderr.write(`import ${job.id}: ${job.status} ${pct}% ${job.rowsRead} rows ${speed} MB/s ETA ${eta}s\n`);
+  }
+
+  stop() {
+    this.bar?.stop();
+  }
+}
+
+function describeReport(job: ImportJob, report: ImportReport | null): string {
+  if (!report) return `Import ${job.id}: ${job.status}${job.error ? ` — ${job.error}` : ''}`;
+  const lines = [
+    `Import ${report.import_id} of ${report.kind} (${report.filename}): ${report.status}`,
+    `  rows read ${report.rows_read}, inserted ${report.inserted}, updated ${report.updated}, unchanged ${report.unchanged}, deleted ${report.deleted}`,
+    `  ${report.columns} columns, ${report.encoding ?? '?'}, delimiter ${JSON.stringify(report.delimiter)}, ${report.duration_ms} ms`,
+  ];
+  if (report.warnings.count > 0) {
+    lines.push(`  ${report.warnings.count} warnings:`);
+    for (const w of report.warnings.items.slice(0, 20)) lines.push(`    line ${w.line}: ${w.message}`);
+  }
+  if (report.error) lines.push(`  error: ${report.error.message}`);
+  return lines.join('\n');
+}

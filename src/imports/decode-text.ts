@@ -1,0 +1,266 @@
+/**
+ * Streaming text decoding of uploaded CSV bytes, with the encoding rules of
+ * contract §2: a UTF-8 or UTF-16 byte order mark decides; otherwise the file
+ * is UTF-8 when its text is valid UTF-8, and Windows-1252 when it is not.
+ *
+ * The choice is made at the first non-ASCII byte (ASCII reads the same in
+ * both), from up to 64 KiB of bytes starting there, so a Windows-1252 file
+ * whose first accent comes late is still read as Windows-1252. Once UTF-8 is
+ * chosen, a later invalid byte fails the import naming its line, instead of
+ * becoming U+FFFD: a file is one encoding throughout.
+ */
+import { isAscii, isUtf8 } from 'node:buffer';
+import iconv from 'iconv-lite';
+import { ImportError } from './import-error.js';
+
+export type TextEncoding = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252';
+
+/** Bytes looked at, from the first non-ASCII byte on, to choose UTF-8 or Windows-1252. */
+export const SNIFF_BYTES = 64 * 1024;
+
+const LF = 0x0a;
+
+type State = 'bom' | 'ascii' | 'sniff' | 'decoding';
+
+export class CsvTextDecoder {
+  private state: State = 'bom';
+  /** Bytes held back while looking for a BOM or choosing the encoding. */
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  private chosen: TextEncoding | null = null;
+  private decoder: iconv.DecoderStream | null = null;
+  /** Line feeds already passed through, to name the line of a bad byte. */
+  private linesBefore = 0;
+  /** An incomplete UTF-8 sequence at the end of the last chunk. */
+  private utf8Tail: Buffer = Buffer.alloc(0);
+  /** Bytes given to a UTF-16 decoder, to catch an odd count. */
+  private utf16Bytes = 0;
+
+  /**
+   * The encoding chosen so far. A file that has shown only ASCII is reported
+   * as UTF-8 (it is valid UTF-8) until a non-ASCII byte decides otherwise.
+   */
+  get encoding(): TextEncoding {
+    return this.chosen ?? 'utf-8';
+  }
+
+  write(chunk: Buffer): string {
+    if (chunk.length === 0) return '';
+    switch (this.state) {
+      case 'decoding':
+        return this.decode(chunk);
+      case 'ascii':
+        return this.readAscii(chunk);
+      case 'sniff':
+        this.hold(chunk);
+        return this.heldBytes >= SNIFF_BYTES ? this.choose(this.release(), false) : '';
+      case 'bom':
+        this.hold(chunk);
+        return this.heldBytes >= 3 ? this.readBom(this.release()) : '';
+    }
+  }
+
+  end(): string {
+    let text = '';
+    if (this.state === 'bom') text += this.readBom(this.release());
+    if (this.state === 'sniff') text += this.choose(this.release(), true);
+    if (this.state !== 'decoding') return text;
+    if (this.chosen === 'utf-8' && this.utf8Tail.length > 0) {
+      throw new ImportError(
+        'undecodable',
+        `Line ${this.linesBefore + 1}: the file ends in the middle of a UTF-8 character.`,
+        this.linesBefore + 1,
+      );
+    }
+    if ((this.chosen === 'utf-16le' || this.chosen === 'utf-16be') && this.utf16Bytes % 2 === 1) {
+      throw new ImportError(
+        'undecodable',
+        `The file is UTF-16 but has an odd number of bytes: its last character is cut in half (line ${this.linesBefore + 1}).`,
+        this.linesBefore + 1,
+      );
+    }
+    return text + (this.decoder?.end() ?? '');
+  }
+
+  private hold(chunk: Buffer): void {
+    this.held.push(chunk);
+    this.heldBytes += chunk.length;
+  }
+
+  private release(): Buffer {
+    const all = this.held.length === 1 ? (this.held[0] as Buffer) : Buffer.concat(this.held);
+    this.held = [];
+    this.heldBytes = 0;
+    return all;
+  }
+
+  private readBom(bytes: Buffer): string {
+    if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return this.start('utf-8', bytes.subarray(3));
+    if (bytes[0] === 0xff && bytes[1] === 0xfe) return this.start('utf-16le', bytes.subarray(2));
+    if (bytes[0] === 0xfe && bytes[1] === 0xff) return this.start('utf-16be', bytes.subarray(2));
+    this.state = 'ascii';
+    return this.readAscii(bytes);
+  }
+
+  /** Passes ASCII through until the first byte ≥ 0x80, then holds bytes to choose. */
+  private readAscii(bytes: Buffer): string {
+    if (isAscii(bytes)) {
+      this.checkNul(bytes);
+      this.linesBefore += countByte(bytes, LF, bytes.length);
+      return bytes.toString('latin1');
+    }
+    let first = 0;
+    while ((bytes[first] as number) < 0x80) first++;
+    const ascii = bytes.subarray(0, first);
+    this.checkNul(ascii);
+    this.linesBefore += countByte(ascii, LF, ascii.length);
+    this.state = 'sniff';
+    const rest = bytes.subarray(first);
+    this.hold(rest);
+    const text = ascii.toString('latin1');
+    return this.heldBytes >= SNIFF_BYTES ? text + this.choose(this.release(), false) : text;
+  }
+
+  /**
+   * UTF-8 when the first SNIFF_BYTES held bytes are valid UTF-8 (a character
+   * cut by the window's end is fine). Exactly that window, whatever the chunk
+   * sizes, so that a file always reads the same way.
+   */
+  private choose(bytes: Buffer, atEnd: boolean): string {
+    const window = bytes.subarray(0, SNIFF_BYTES);
+    const whole = atEnd && window.length === bytes.length ? window.length : completeUtf8Length(window);
+    return this.start(isUtf8(window.subarray(0, whole)) ? 'utf-8' : 'windows-1252', bytes);
+  }
+
+  private start(encoding: TextEncoding, rest: Buffer): string {
+    this.chosen = encoding;
+    this.state = 'decoding';
+    if (encoding !== 'windows-1252') this.decoder = iconv.getDecoder(encoding, { stripBOM: false });
+    return rest.length === 0 ? '' : this.decode(rest);
+  }
+
+  private decode(bytes: Buffer): string {
+    const decoder = this.decoder as iconv.DecoderStream;
+    switch (this.chosen) {
+      case 'utf-8': {
+        this.checkUtf8(bytes);
+        this.checkNul(bytes);
+        this.linesBefore += countByte(bytes, LF, bytes.length);
+        return decoder.write(bytes);
+      }
+      case 'windows-1252': {
+        this.checkNul(bytes);
+        this.linesBefore += countByte(bytes, LF, bytes.length);
+        return decodeWindows1252(bytes);
+      }
+      default: {
+        this.utf16Bytes += bytes.length;
+        const text = decoder.write(bytes);
+        const nul = text.indexOf('\u0000');
+        if (nul !== -1) this.failNul(this.linesBefore + countChar(text, '\n', nul));
+        this.linesBefore += countChar(text, '\n', text.length);
+        return text;
+      }
+    }
+  }
+
+  /** Validates complete sequences, carrying a cut one over to the next chunk. */
+  private checkUtf8(bytes: Buffer): void {
+    const all = this.utf8Tail.length === 0 ? bytes : Buffer.concat([this.utf8Tail, bytes]);
+    const whole = completeUtf8Length(all);
+    const complete = all.subarray(0, whole);
+    this.utf8Tail = Buffer.from(all.subarray(whole));
+    if (isUtf8(complete)) return;
+    const offset = firstInvalidUtf8(complete);
+    const line = this.linesBefore + countByte(complete, LF, offset) + 1;
+    const byte = (complete[offset] ?? 0).toString(16).toUpperCase().padStart(2, '0');
+    throw new ImportError(
+      'undecodable',
+      `Line ${line} holds the byte 0x${byte}, which is not valid UTF-8, but the file's first non-ASCII text was UTF-8. ` +
+        'Export the whole file in one encoding (UTF-8 or Windows-1252).',
+      line,
+    );
+  }
+
+  private checkNul(bytes: Buffer): void {
+    const nul = bytes.indexOf(0);
+    if (nul !== -1) this.failNul(this.linesBefore + countByte(bytes, LF, nul));
+  }
+
+  private failNul(linesBefore: number): never {
+    const line = linesBefore + 1;
+    throw new ImportError(
+      'undecodable',
+      `Line ${line} holds a NUL byte (0x00), which is not text: the file may be UTF-16 without a byte order mark, or not a CSV file.`,
+      line,
+    );
+  }
+}
+
+/**
+ * Windows-1252 is Latin-1 except for 0x80–0x9F, so Node's native Latin-1
+ * decoding plus a fix-up of those bytes (from iconv-lite's own table) gives
+ * the same text as iconv-lite's decoder, at about four times its speed, and
+ * as one-byte strings that the parser splits faster (bench/csv-parsers.ts).
+ * 0x81, 0x8D, 0x8F, 0x90 and 0x9D have no character in Windows-1252: they stay
+ * the C1 controls of the same number, as Windows itself and WHATWG decode
+ * them (iconv-lite would give U+FFFD and lose the byte).
+ */
+const WINDOWS_1252_HIGH = ((): Map<string, string> => {
+  const map = new Map<string, string>();
+  for (let byte = 0x80; byte <= 0x9f; byte++) {
+    const char = iconv.decode(Buffer.of(byte), 'windows-1252');
+    if (char !== '\uFFFD') map.set(String.fromCharCode(byte), char);
+  }
+  return map;
+})();
+const C1 = /[\x80-\x9f]/g;
+
+export function decodeWindows1252(bytes: Buffer): string {
+  const latin1 = bytes.toString('latin1');
+  return latin1.replace(C1, (char) => WINDOWS_1252_HIGH.get(char) ?? char);
+}
+
+/** How many leading bytes of `bytes` end on a UTF-8 character boundary. */
+export function completeUtf8Length(bytes: Buffer): number {
+  const n = bytes.length;
+  // A sequence is at most 4 bytes: look back at most 3 for its lead byte.
+  for (let back = 1; back <= 3 && back <= n; back++) {
+    const b = bytes[n - back] as number;
+    if (b < 0x80) return n; // ASCII: nothing cut
+    if (b >= 0xc0) {
+      const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+      return need > back ? n - back : n;
+    }
+  }
+  return n;
+}
+
+/**
+ * Offset of the first byte that is not valid UTF-8 in `bytes` (known to be
+ * invalid). Node marks each invalid byte with U+FFFD when decoding; a U+FFFD
+ * that is really in the text is three bytes EF BF BD, which we skip.
+ */
+function firstInvalidUtf8(bytes: Buffer): number {
+  const text = bytes.toString('utf8');
+  let offset = 0;
+  let from = 0;
+  for (let at = text.indexOf('\uFFFD'); at !== -1; at = text.indexOf('\uFFFD', at + 1)) {
+    offset += Buffer.byteLength(text.slice(from, at));
+    from = at;
+    if (!(bytes[offset] === 0xef && bytes[offset + 1] === 0xbf && bytes[offset + 2] === 0xbd)) return offset;
+  }
+  return 0;
+}
+
+function countByte(bytes: Buffer, byte: number, end: number): number {
+  let count = 0;
+  for (let at = bytes.indexOf(byte); at !== -1 && at < end; at = bytes.indexOf(byte, at + 1)) count++;
+  return count;
+}
+
+function countChar(text: string, char: string, end: number): number {
+  let count = 0;
+  for (let at = text.indexOf(char); at !== -1 && at < end; at = text.indexOf(char, at + 1)) count++;
+  return count;
+}

@@ -1,0 +1,129 @@
+/**
+ * The background worker: claims queued imports from the store, applies them
+ * one at a time, keeps a heartbeat, recovers imports whose worker died, and
+ * sweeps superseded snapshots. Runs in its own thread under `serve` (see
+ * import-thread.ts) and in-process under `mirador import`.
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { threadId } from 'node:worker_threads';
+import type { ImportJob, Store } from '../store/store.js';
+import { applyImport } from './apply-import.js';
+import type { ImportReport } from './import-report.js';
+
+/** An import interrupted this many times is failed rather than retried again. */
+const MAX_ATTEMPTS = 3;
+/** A running import with no heartbeat for this long is taken to be orphaned. */
+const STALE_AFTER_MS = 30_000;
+const HEARTBEAT_EVERY_MS = 500;
+const RECOVER_EVERY_MS = 10_000;
+const SWEEP_EVERY_MS = 60_000;
+
+export interface WorkerEvents {
+  started?(job: ImportJob): void;
+  finished?(job: ImportJob, report: ImportReport): void;
+  error?(err: unknown): void;
+}
+
+const HOST = hostname();
+
+export function newWorkerId(): string {
+  return `${HOST}:${process.pid}:${threadId}:${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * Whether the worker that claimed an import is gone: its process is dead (when
+ * it ran on this host) or its heartbeat is stale.
+ */
+export function workerIsGone(worker: string, heartbeatAt: number, now = Date.now()): boolean {
+  const [host, pidText] = worker.split(':');
+  const pid = Number(pidText);
+  if (host === HOST && Number.isInteger(pid) && pid > 0 && pid !== process.pid) {
+    try {
+      process.kill(pid, 0);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ESRCH') return true;
+    }
+  }
+  return now - heartbeatAt > STALE_AFTER_MS;
+}
+
+export class ImportWorker {
+  readonly id = newWorkerId();
+  private stopping = false;
+  private wakeUp: (() => void) | null = null;
+  private loop: Promise<void> | null = null;
+  private lastRecover = 0;
+  private lastSweep = 0;
+
+  constructor(
+    private readonly store: Store,
+    private readonly options: { pollMs?: number; snapshotRetentionMs: number; events?: WorkerEvents },
+  ) {}
+
+  start() {
+    this.loop ??= this.run();
+  }
+
+  /** Claims work now instead of at the next poll. */
+  wake() {
+    this.wakeUp?.();
+  }
+
+  /** Stops claiming and waits for the import in progress to end. */
+  async stop() {
+    this.stopping = true;
+    this.wake();
+    await this.loop;
+  }
+
+  /** Claims and applies one import if one is ready; returns it, or null. */
+  async runOnce(): Promise<{ job: ImportJob; report: ImportReport } | null> {
+    await this.housekeeping();
+    const job = await this.store.claimImport(this.id);
+    if (!job) return null;
+    this.options.events?.started?.(job);
+    let lastBeat = 0;
+    const report = await applyImport(this.store, job, {
+      onProgress: async (rowsRead, bytesRead) => {
+        const now = Date.now();
+        if (now - lastBeat < HEARTBEAT_EVERY_MS) return;
+        lastBeat = now;
+        await this.store.heartbeatImport(job.id, { rowsRead, bytesRead });
+      },
+    });
+    this.options.events?.finished?.(job, report);
+    return { job, report };
+  }
+
+  private async run() {
+    while (!this.stopping) {
+      try {
+        if (await this.runOnce()) continue;
+      } catch (err) {
+        // An outage or a bug: report it and wait for the next poll rather than spin.
+        this.options.events?.error?.(err);
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.options.pollMs ?? 1000);
+        this.wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wakeUp = null;
+    }
+  }
+
+  private async housekeeping() {
+    const now = Date.now();
+    if (now - this.lastRecover >= RECOVER_EVERY_MS) {
+      this.lastRecover = now;
+      await this.store.recoverImports((worker, beat) => worker !== this.id && workerIsGone(worker, beat), MAX_ATTEMPTS);
+    }
+    if (now - this.lastSweep >= SWEEP_EVERY_MS) {
+      this.lastSweep = now;
+      await this.store.sweepSnapshots(now - this.options.snapshotRetentionMs);
+    }
+  }
+}

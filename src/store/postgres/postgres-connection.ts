@@ -1,0 +1,181 @@
+/**
+ * The connection pool, and the one place PostgreSQL errors are translated:
+ * losing the server becomes StoreUnavailableError (answered 503 with
+ * Retry-After), and no query on the request path waits more than a few
+ * seconds. Only long background work (writing a snapshot, the sweep) opts out
+ * of the statement timeout.
+ */
+import pg from 'pg';
+import type { CustomTypesConfig, PoolClient, QueryConfig, QueryResult } from 'pg';
+import { StoreUnavailableError } from '../store.js';
+
+/** Waiting longer than this for a connection answers 503 instead. */
+const CONNECT_TIMEOUT_MS = 2000;
+/** Server-side cap on one statement (request-path queries take milliseconds). */
+const STATEMENT_TIMEOUT_MS = 15_000;
+/** Client-side cap, for a server that stops answering without closing the socket. */
+const QUERY_TIMEOUT_MS = STATEMENT_TIMEOUT_MS + 5000;
+/** Connections per process: HTTP reads plus one or two for the import worker. */
+const POOL_MAX = 10;
+/** Idle connections are closed after this long. */
+const IDLE_TIMEOUT_MS = 30_000;
+/** TCP keepalive probes start after this much silence (the OS default is two hours). */
+const KEEPALIVE_DELAY_MS = 10_000;
+
+const INT8_OID = 20;
+/** BIGINT columns hold epoch milliseconds and ids, all below 2^53: numbers, not strings. */
+const INT8_AS_NUMBER: CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary' ? Number : pg.types.getTypeParser(oid, format)) as CustomTypesConfig['getTypeParser'],
+};
+
+/** Socket errors that mean the server cannot be reached. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH',
+]);
+/**
+ * SQLSTATEs that mean "not now": admin/crash shutdown, starting up, too many
+ * connections, and a statement cancelled by the timeout above. Class 08
+ * (connection exceptions) is matched by prefix.
+ */
+const SERVER_CODES = new Set(['57P01', '57P02', '57P03', '53300', '57014']);
+/** The driver's own messages for a lost or never-made connection (they carry no code). */
+const DRIVER_MESSAGES = /timeout exceeded when trying to connect|Connection terminated|Query read timeout|not queryable/i;
+
+export function isUnavailable(err: unknown): boolean {
+  if (err instanceof StoreUnavailableError) return true;
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (NETWORK_CODES.has(code) || SERVER_CODES.has(code) || code.startsWith('08'))) return true;
+  // Connecting to a name with several addresses fails with one error per address.
+  if (err instanceof AggregateError) return err.errors.some(isUnavailable);
+  return DRIVER_MESSAGES.test(err.message);
+}
+
+/** The error to throw for `err`: StoreUnavailableError when the server is out of reach, else `err` itself. */
+export function toStoreError(err: unknown): unknown {
+  if (err instanceof StoreUnavailableError || !isUnavailable(err)) return err;
+  return new StoreUnavailableError(`PostgreSQL is unavailable: ${(err as Error).message}`, { cause: err });
+}
+
+type Values = readonly unknown[];
+
+/** Query helpers shared by the pool and by a transaction's connection. */
+abstract class Queries {
+  protected abstract exec(config: QueryConfig & { query_timeout?: number }): Promise<QueryResult>;
+  protected abstract readonly timeoutMs: number | undefined;
+
+  /** `name` prepares the statement once per connection (for hot-path queries). */
+  async rows<R>(text: string, values?: Values, name?: string): Promise<R[]> {
+    return (await this.query(text, values, name)).rows as R[];
+  }
+
+  async one<R>(text: string, values?: Values, name?: string): Promise<R | undefined> {
+    return (await this.query(text, values, name)).rows[0] as R | undefined;
+  }
+
+  /** Runs a statement; returns the number of rows it affected. */
+  async run(text: string, values?: Values): Promise<number> {
+    return (await this.query(text, values)).rowCount ?? 0;
+  }
+
+  private async query(text: string, values: Values | undefined, name?: string): Promise<QueryResult> {
+    const config: QueryConfig & { query_timeout?: number } = { text };
+    // Without values, the simple protocol runs (several statements are allowed: migrations).
+    if (values && values.length > 0) config.values = values as unknown[];
+    if (name) config.name = name;
+    if (this.timeoutMs) config.query_timeout = this.timeoutMs;
+    try {
+      return await this.exec(config);
+    } catch (err) {
+      throw toStoreError(err);
+    }
+  }
+}
+
+/** One connection inside a transaction (see `Db.tx`); `client` is there for COPY. */
+export class Conn extends Queries {
+  constructor(
+    readonly client: PoolClient,
+    protected readonly timeoutMs: number | undefined,
+  ) {
+    super();
+  }
+
+  protected exec(config: QueryConfig): Promise<QueryResult> {
+    return this.client.query(config);
+  }
+}
+
+export class Db extends Queries {
+  private readonly pool: pg.Pool;
+  private closed = false;
+  protected readonly timeoutMs = QUERY_TIMEOUT_MS;
+
+  constructor(url: string) {
+    super();
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: POOL_MAX,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      idleTimeoutMillis: IDLE_TIMEOUT_MS,
+      statement_timeout: STATEMENT_TIMEOUT_MS,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
+      application_name: 'mirador',
+      types: INT8_AS_NUMBER,
+    });
+    // An idle connection closed by the server (restart, failover) must not crash
+    // the process: the pool drops it and the next query opens a new one.
+    this.pool.on('error', () => {});
+  }
+
+  protected exec(config: QueryConfig): Promise<QueryResult> {
+    return this.pool.query(config);
+  }
+
+  /**
+   * Runs `fn` in a transaction on one connection: committed when it resolves,
+   * rolled back when it throws. `unbounded` lifts the statement timeout, for
+   * background work whose statements may legitimately take minutes.
+   */
+  async tx<T>(fn: (c: Conn) => Promise<T>, options: { unbounded?: boolean } = {}): Promise<T> {
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw toStoreError(err);
+    }
+    // A checked-out client has no listener of the pool's; an unhandled 'error'
+    // (the server going away mid-transaction) would end the process.
+    const ignore = () => {};
+    client.on('error', ignore);
+    const conn = new Conn(client, options.unbounded ? undefined : QUERY_TIMEOUT_MS);
+    let broken: Error | undefined;
+    try {
+      await conn.run('BEGIN');
+      if (options.unbounded) await conn.run('SET LOCAL statement_timeout = 0');
+      const result = await fn(conn);
+      await conn.run('COMMIT');
+      return result;
+    } catch (err) {
+      if (isUnavailable(err)) broken = err as Error;
+      else {
+        await new Conn(client, QUERY_TIMEOUT_MS).run('ROLLBACK').catch((e: Error) => {
+          broken = e;
+        });
+      }
+      throw toStoreError(err);
+    } finally {
+      client.off('error', ignore);
+      // A connection in an unknown state is destroyed rather than reused.
+      client.release(broken);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * The durable import queue for the PostgreSQL adapter. Uploads are kept as
+ * 1 MiB BYTEA rows, so any instance can take an upload and any worker can
+ * apply it. Claiming is one statement with `FOR UPDATE SKIP LOCKED`: several
+ * workers in several processes never take the same job, nor two jobs of one
+ * company and kind.
+ */
+import type { Kind } from '../../domain/kinds.js';
+import { UploadTooLargeError, type ImportJob } from '../store.js';
+import type { Db } from './postgres-connection.js';
+import { toImport, type ImportRow } from './postgres-rows.js';
+
+const BLOB_BYTES = 1024 * 1024;
+/** Uploads cut off while being received are dropped after this long. */
+const RECEIVING_EXPIRES_MS = 24 * 3600 * 1000;
+
+export async function createImport(
+  db: Db,
+  input: { companyId: number; kind: Kind; filename: string; source: string },
+  body: AsyncIterable<Buffer>,
+  maxBytes: number,
+): Promise<ImportJob> {
+  // The row is not claimable while `receiving`; each blob is its own short
+  // statement, so a slow upload holds no transaction open.
+  const { id } = (await db.one<{ id: number }>(
+    `INSERT INTO imports (company_id, kind, status, filename, source, created_at)
+     VALUES ($1, $2, 'receiving', $3, $4, $5) RETURNING id`,
+    [input.companyId, input.kind, input.filename, input.source, Date.now()],
+  ))!;
+  let seq = 0;
+  let size = 0;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  const flush = async () => {
+    if (pendingBytes === 0) return;
+    const bytes = Buffer.concat(pending, pendingBytes);
+    pending = [];
+    pendingBytes = 0;
+    await db.run('INSERT INTO import_blobs (import_id, seq, bytes) VALUES ($1, $2, $3)', [id, seq++, bytes]);
+  };
+  try {
+    for await (const part of body) {
+      size += part.length;
+      if (size > maxBytes) throw new UploadTooLargeError(maxBytes);
+      pending.push(part);
+      pendingBytes += part.length;
+      if (pendingBytes >= BLOB_BYTES) await flush();
+    }
+    await flush();
+  } catch (err) {
+    // Best effort: with the database gone, recoverImports drops the blobs later.
+    await db
+      .tx(async (c) => {
+        await c.run('DELETE FROM import_blobs WHERE import_id = $1', [id]);
+        await c.run('DELETE FROM imports WHERE id = $1', [id]);
+      })
+      .catch(() => {});
+    throw err;
+  }
+  const r = await db.one<ImportRow>(
+    `UPDATE imports SET status = 'queued', size_bytes = $2 WHERE id = $1 RETURNING *`,
+    [id, size],
+  );
+  return toImport(r!);
+}
+
+export async function importById(db: Db, id: number): Promise<ImportJob | null> {
+  const r = await db.one<ImportRow>('SELECT * FROM imports WHERE id = $1', [id]);
+  return r ? toImport(r) : null;
+}
+
+export async function listImports(db: Db, companyId: number, kind: Kind | undefined, limit: number): Promise<ImportJob[]> {
+  const rows = kind
+    ? await db.rows<ImportRow>('SELECT * FROM imports WHERE company_id = $1 AND kind = $2 ORDER BY id DESC LIMIT $3', [
+        companyId,
+        kind,
+        limit,
+      ])
+    : await db.rows<ImportRow>('SELECT * FROM imports WHERE company_id = $1 ORDER BY id DESC LIMIT $2', [companyId, limit]);
+  return rows.map(toImport);
+}
+
+export async function claimImport(db: Db, worker: string): Promise<ImportJob | null> {
+  const now = Date.now();
+  // Only the oldest queued job of a company and kind is a candidate, and only
+  // when none of that company and kind is running or awaiting confirmation.
+  // Two claimers racing for the same candidate: SKIP LOCKED passes over the
+  // row the other holds, and a row that was claimed meanwhile fails the
+  // `status = 'queued'` recheck on the locked version. A job claimed by a
+  // transaction not yet visible here still reads as queued and older, so the
+  // next job of its company and kind is not a candidate either.
+  const r = await db.one<ImportRow>(
+    `UPDATE imports SET status = 'running', worker = $1, started_at = $2, heartbeat_at = $2,
+       attempts = attempts + 1, rows_read = 0, bytes_read = 0
+     WHERE id = (
+       SELECT q.id FROM imports q WHERE q.status = 'queued' AND NOT EXISTS (
+         SELECT 1 FROM imports b WHERE b.company_id = q.company_id AND b.kind = q.kind
+           AND (b.status IN ('running', 'awaiting_confirmation') OR (b.status = 'queued' AND b.id < q.id)))
+       ORDER BY q.id LIMIT 1
+       FOR UPDATE SKIP LOCKED)
+     RETURNING *`,
+    [worker, now],
+  );
+  return r ? toImport(r) : null;
+}
+
+export async function* readImportFile(db: Db, id: number): AsyncGenerator<Buffer> {
+  for (let seq = 0; ; seq++) {
+    const r = await db.one<{ bytes: Buffer }>(
+      'SELECT bytes FROM import_blobs WHERE import_id = $1 AND seq = $2',
+      [id, seq],
+    );
+    if (!r) return;
+    yield r.bytes;
+  }
+}
+
+export async function heartbeatImport(db: Db, id: number, p: { rowsRead: number; bytesRead: number }) {
+  await db.run(
+    `UPDATE imports SET heartbeat_at = $1, rows_read = $2, bytes_read = $3 WHERE id = $4 AND status = 'running'`,
+    [Date.now(), p.rowsRead, p.bytesRead, id],
+  );
+}
+
+export async function failImport(db: Db, id: number, error: string, report: unknown) {
+  await db.run(`UPDATE imports SET status = 'failed', finished_at = $1, error = $2, report = $3 WHERE id = $4`, [
+    Date.now(),
+    error,
+    JSON.stringify(report),
+    id,
+  ]);
+}
+
+export async function recoverImports(
+  db: Db,
+  isGone: (worker: string, heartbeatAt: number) => boolean,
+  maxAttempts: number,
+): Promise<number> {
+  const running = await db.rows<{ id: number; worker: string; heartbeat_at: number; attempts: number }>(
+    `SELECT id, worker, heartbeat_at, attempts FROM imports WHERE status = 'running'`,
+  );
+  let recovered = 0;
+  for (const r of running) {
+    if (!isGone(r.worker, r.heartbeat_at)) continue;
+    // Each update only applies to the run that was judged gone: another
+    // instance may have recovered (and a worker re-claimed) it meanwhile.
+    const sameRun = `id = $1 AND status = 'running' AND worker = $2 AND heartbeat_at = $3`;
+    const changed =
+      r.attempts >= maxAttempts
+        ? await db.run(`UPDATE imports SET status = 'failed', finished_at = $4, error = $5, report = 'null' WHERE ${sameRun}`, [
+            r.id,
+            r.worker,
+            r.heartbeat_at,
+            Date.now(),
+            `The import was interrupted ${r.attempts} times and was given up.`,
+          ])
+        : await db.run(`UPDATE imports SET status = 'queued', worker = NULL, started_at = NULL WHERE ${sameRun}`, [
+            r.id,
+            r.worker,
+            r.heartbeat_at,
+          ]);
+    recovered += changed;
+  }
+  // Uploads cut off while being received never become claimable: drop them.
+  await db.run(
+    `DELETE FROM import_blobs WHERE import_id IN (SELECT id FROM imports WHERE status = 'receiving' AND created_at < $1)`,
+    [Date.now() - RECEIVING_EXPIRES_MS],
+  );
+  return recovered;
+}

@@ -1,0 +1,58 @@
+/**
+ * Row ↔ object conversions for the PostgreSQL adapter. BIGINT columns arrive as
+ * numbers (see the type parser in postgres-connection.ts), BYTEA as Buffers.
+ */
+import type { Kind } from '../../domain/kinds.js';
+import type { CredentialScope } from '../../domain/api-keys.js';
+import type { Company, Credential, ImportJob, ImportStatus, User } from '../store.js';
+
+const date = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
+
+export interface CompanyRow { id: number; slug: string; name: string; created_at: number }
+export const toCompany = (r: CompanyRow): Company => ({ id: r.id, slug: r.slug, name: r.name, createdAt: new Date(r.created_at) });
+
+export interface CredentialRow {
+  id: number; company_id: number; scope: CredentialScope; prefix: string; secret_hash: Buffer;
+  label: string | null; created_at: number; last_used_at: number | null; revoked_at: number | null;
+}
+export const toCredential = (r: CredentialRow): Credential => ({
+  id: r.id,
+  companyId: r.company_id,
+  scope: r.scope,
+  prefix: r.prefix,
+  secretHash: r.secret_hash,
+  label: r.label,
+  createdAt: new Date(r.created_at),
+  lastUsedAt: date(r.last_used_at),
+  revokedAt: date(r.revoked_at),
+});
+
+export interface UserRow { id: number; company_id: number; email: string; password_hash: string; created_at: number }
+export const toUser = (r: UserRow): User => ({
+  id: r.id, companyId: r.company_id, email: r.email, passwordHash: r.password_hash, createdAt: new Date(r.created_at),
+});
+
+export interface ImportRow {
+  id: number; company_id: number; kind: Kind; status: ImportStatus; filename: string; size_bytes: number;
+  source: string; created_at: number; started_at: number | null; finished_at: number | null;
+  rows_read: number; bytes_read: number; attempts: number; worker: string | null; heartbeat_at: number | null;
+  report: string | null; error: string | null; snapshot_id: number | null;
+}
+export const toImport = (r: ImportRow): ImportJob => ({
+  id: r.id,
+  companyId: r.company_id,
+  kind: r.kind,
+  status: r.status,
+  filename: r.filename,
+  sizeBytes: r.size_bytes,
+  source: r.source,
+  createdAt: new Date(r.created_at),
+  startedAt: date(r.started_at),
+  finishedAt: date(r.finished_at),
+  rowsRead: r.rows_read,
+  bytesRead: r.bytes_read,
+  attempts: r.attempts,
+  report: r.report === null ? null : JSON.parse(r.report),
+  error: r.error,
+  snapshotId: r.snapshot_id,
+});

@@ -1,0 +1,283 @@
+/**
+ * Snapshot writing and reading for the PostgreSQL adapter. A snapshot is
+ * written in one transaction on one connection: records are streamed with
+ * binary COPY into a TEMP table (no WAL, dropped at commit), duplicates and
+ * changes against the live snapshot are found in SQL, positions are assigned
+ * by one `row_number()` pass, and the items are read back in list order
+ * through a cursor to lay out chunks, which go in with COPY again. A failure
+ * anywhere rolls everything back: nothing is left behind, and nothing is
+ * visible to readers until `publish`.
+ */
+import { randomBytes } from 'node:crypto';
+import { finishItem } from '../../domain/item-renderer.js';
+import type { Kind } from '../../domain/kinds.js';
+import { ChunkBuilder, decodeUint32s, encodeUint32s } from '../chunk-builder.js';
+import {
+  DuplicateIdError,
+  type Chunk,
+  type RecordRef,
+  type SnapshotChanges,
+  type SnapshotMeta,
+  type SnapshotSpec,
+  type StagedRecord,
+  type StagedSnapshot,
+} from '../store.js';
+import type { Conn, Db } from './postgres-connection.js';
+import { copyIn, CopyEncoder } from './postgres-copy.js';
+
+/** Staged rows handed to COPY at a time… */
+const COPY_FLUSH_BYTES = 1024 * 1024;
+/** …and rows read back per cursor fetch while laying out chunks. */
+const FETCH_ROWS = 1000;
+const MAX_DUPLICATES_REPORTED = 10;
+/** Grace period before an unpublished snapshot with no live import counts as abandoned. */
+const ABANDONED_AFTER_MS = 10 * 60 * 1000;
+
+function newPublicId(): string {
+  // 16 hex characters: unique enough across databases for ETags never to collide.
+  return randomBytes(8).toString('hex');
+}
+
+export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIterable<StagedRecord[]>): Promise<StagedSnapshot> {
+  return db.tx(
+    async (c) => {
+      const prev = await c.one<{ snapshot_id: number }>(
+        'SELECT snapshot_id FROM live_snapshots WHERE company_id = $1 AND kind = $2',
+        [spec.companyId, spec.kind],
+      );
+      const { id: snapshotId } = (await c.one<{ id: number }>(
+        `INSERT INTO snapshots (public_id, company_id, kind, import_id, state, created_at, columns)
+         VALUES ($1, $2, $3, $4, 'staging', $5, $6) RETURNING id`,
+        [newPublicId(), spec.companyId, spec.kind, spec.importId, Date.now(), JSON.stringify(spec.columns)],
+      ))!;
+      // `rid` keeps the order records arrived in, to name the first of duplicates.
+      await c.run(`CREATE TEMP TABLE stage (
+        rid INTEGER NOT NULL, id_erp TEXT COLLATE "C" NOT NULL, line INTEGER NOT NULL,
+        hash BYTEA NOT NULL, body TEXT NOT NULL, ts BIGINT NOT NULL) ON COMMIT DROP`);
+      // Uncompressed: the rows live for one transaction, and pglz would cost more than it saves.
+      await c.run('ALTER TABLE stage ALTER COLUMN body SET STORAGE EXTERNAL');
+      const total = await copyIn(c, 'stage', ['rid', 'id_erp', 'line', 'hash', 'body', 'ts'], encodeStaged(records, spec.at));
+      await rejectDuplicates(c);
+      // Temporary tables are never analysed automatically; the joins below need the statistics.
+      await c.run('ANALYZE stage');
+      const changes = await detectChanges(c, total, prev?.snapshot_id ?? null);
+      await layOut(c, snapshotId, total);
+      return { snapshotId, changes };
+    },
+    { unbounded: true },
+  );
+}
+
+async function* encodeStaged(records: AsyncIterable<StagedRecord[]>, at: number): AsyncGenerator<Buffer> {
+  const enc = new CopyEncoder();
+  let rid = 0;
+  for await (const batch of records) {
+    for (const r of batch) enc.row(6).int4(rid++).text(r.idErp).int4(r.line).bytes(r.hash).text(r.body).int8(at);
+    if (enc.size >= COPY_FLUSH_BYTES) yield enc.take();
+  }
+  yield enc.take(true);
+}
+
+async function rejectDuplicates(c: Conn) {
+  const duplicates = await c.rows<{ id_erp: string; line: number; first_line: number }>(
+    `SELECT id_erp, line, first_line FROM (
+       SELECT id_erp, line, rid, first_value(line) OVER w AS first_line, row_number() OVER w AS n
+       FROM stage WINDOW w AS (PARTITION BY id_erp ORDER BY rid)) d
+     WHERE n > 1 ORDER BY rid LIMIT ${MAX_DUPLICATES_REPORTED}`,
+  );
+  if (duplicates.length > 0) {
+    throw new DuplicateIdError(duplicates.map((d) => ({ idErp: d.id_erp, line: d.line, firstLine: d.first_line })));
+  }
+}
+
+async function detectChanges(c: Conn, total: number, prev: number | null): Promise<SnapshotChanges> {
+  if (prev === null) return { total, inserted: total, updated: 0, unchanged: 0, deleted: 0, deletedExamples: [] };
+  const { matched, unchanged } = (await c.one<{ matched: number; unchanged: number }>(
+    `SELECT count(*) AS matched, count(*) FILTER (WHERE r.hash = s.hash) AS unchanged
+     FROM stage s JOIN records r ON r.snapshot_id = $1 AND r.id_erp = s.id_erp`,
+    [prev],
+  ))!;
+  // An unchanged record keeps the time of the import that last changed it.
+  if (unchanged > 0) {
+    await c.run(
+      `UPDATE stage s SET ts = r.actualizado_at FROM records r
+       WHERE r.snapshot_id = $1 AND r.id_erp = s.id_erp AND r.hash = s.hash`,
+      [prev],
+    );
+  }
+  const { record_count: prevCount } = (await c.one<{ record_count: number }>(
+    'SELECT record_count FROM snapshots WHERE id = $1',
+    [prev],
+  ))!;
+  const deleted = prevCount - matched;
+  const deletedExamples =
+    deleted === 0
+      ? []
+      : (
+          await c.rows<{ id_erp: string }>(
+            `SELECT r.id_erp FROM records r WHERE r.snapshot_id = $1
+             AND NOT EXISTS (SELECT 1 FROM stage s WHERE s.id_erp = r.id_erp) ORDER BY r.id_erp LIMIT 5`,
+            [prev],
+          )
+        ).map((r) => r.id_erp);
+  return { total, inserted: total - matched, updated: matched - unchanged, unchanged, deleted, deletedExamples };
+}
+
+/** Assigns positions in SQL, then reads items in list order to write chunks. */
+async function layOut(c: Conn, snapshotId: number, total: number) {
+  await c.run('CREATE INDEX stage_order ON stage (ts, id_erp)');
+  await c.run(
+    `INSERT INTO records (snapshot_id, id_erp, pos, actualizado_at, hash)
+     SELECT $1, id_erp, (row_number() OVER (ORDER BY ts, id_erp) - 1)::int, ts, hash FROM stage`,
+    [snapshotId],
+  );
+  // The same order as the positions above: (ts, id_erp) is unique, so the order is total.
+  await c.run('DECLARE ordered NO SCROLL CURSOR FOR SELECT body, ts FROM stage ORDER BY ts, id_erp');
+  const builder = new ChunkBuilder();
+  const fetch = () => {
+    const page = c.rows<{ body: string; ts: number }>(`FETCH ${FETCH_ROWS} FROM ordered`);
+    page.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
+    return page;
+  };
+  let next = fetch();
+  for (;;) {
+    const rows = await next;
+    if (rows.length === 0) break;
+    // The server reads the next page while this one is laid out (its COPY queues behind).
+    next = fetch();
+    const done: Chunk[] = [];
+    for (const r of rows) {
+      const chunk = builder.add(finishItem(r.body, r.ts), r.ts);
+      if (chunk) done.push(chunk);
+    }
+    await writeChunks(c, snapshotId, done);
+  }
+  await c.run('CLOSE ordered');
+  const last = builder.flush();
+  if (last) await writeChunks(c, snapshotId, [last]);
+  if (builder.count !== total) throw new Error(`snapshot ${snapshotId}: laid out ${builder.count} of ${total} records`);
+  await c.run(
+    `UPDATE snapshots SET state = 'staged', record_count = $2, chunk_starts = $3, timeline = $4 WHERE id = $1`,
+    [snapshotId, builder.count, encodeUint32s(builder.chunkStarts()), JSON.stringify(builder.timelineEntries())],
+  );
+}
+
+async function writeChunks(c: Conn, snapshotId: number, chunks: Chunk[]) {
+  if (chunks.length === 0) return;
+  async function* encoded() {
+    const enc = new CopyEncoder();
+    for (const k of chunks) {
+      enc.row(5).int8(snapshotId).int4(k.chunkNo).int4(k.firstPos).bytes(encodeUint32s(k.offsets)).bytes(k.bytes);
+    }
+    yield enc.take(true);
+  }
+  await copyIn(c, 'chunks', ['snapshot_id', 'chunk_no', 'first_pos', 'offsets', 'bytes'], encoded());
+}
+
+export async function publishSnapshot(db: Db, snapshotId: number, finish?: { importId: number; report: unknown }) {
+  await db.tx(async (c) => {
+    const snap = await c.one<{ company_id: number; kind: Kind; state: string }>(
+      'SELECT company_id, kind, state FROM snapshots WHERE id = $1 FOR UPDATE',
+      [snapshotId],
+    );
+    if (!snap || snap.state !== 'staged') throw new Error(`snapshot ${snapshotId} is not staged`);
+    const now = Date.now();
+    // The pointer's row lock orders concurrent publishes of one company and kind.
+    await c.run(
+      `INSERT INTO live_snapshots (company_id, kind, snapshot_id) VALUES ($1, $2, $3)
+       ON CONFLICT (company_id, kind) DO UPDATE SET snapshot_id = excluded.snapshot_id`,
+      [snap.company_id, snap.kind, snapshotId],
+    );
+    await c.run(
+      `UPDATE snapshots SET state = 'superseded', superseded_at = $3
+       WHERE company_id = $1 AND kind = $2 AND state = 'live'`,
+      [snap.company_id, snap.kind, now],
+    );
+    await c.run(`UPDATE snapshots SET state = 'live' WHERE id = $1`, [snapshotId]);
+    if (finish) {
+      await c.run(
+        `UPDATE imports SET status = 'succeeded', finished_at = $1, report = $2, snapshot_id = $3, error = NULL WHERE id = $4`,
+        [now, JSON.stringify(finish.report), snapshotId, finish.importId],
+      );
+    }
+  });
+}
+
+/** Removes a snapshot that is not live, with its records and chunks; false when there was none. */
+export async function discardSnapshot(db: Db, snapshotId: number): Promise<boolean> {
+  return db.tx(
+    async (c) => {
+      if ((await c.run(`DELETE FROM snapshots WHERE id = $1 AND state <> 'live'`, [snapshotId])) === 0) return false;
+      await c.run('DELETE FROM chunks WHERE snapshot_id = $1', [snapshotId]);
+      await c.run('DELETE FROM records WHERE snapshot_id = $1', [snapshotId]);
+      return true;
+    },
+    { unbounded: true },
+  );
+}
+
+export async function liveSnapshotId(db: Db, companyId: number, kind: Kind): Promise<number | null> {
+  const r = await db.one<{ snapshot_id: number }>(
+    'SELECT snapshot_id FROM live_snapshots WHERE company_id = $1 AND kind = $2',
+    [companyId, kind],
+    'mirador_live_snapshot',
+  );
+  return r?.snapshot_id ?? null;
+}
+
+export async function snapshotMeta(db: Db, snapshotId: number): Promise<SnapshotMeta | null> {
+  const r = await db.one<{
+    id: number; public_id: string; company_id: number; kind: Kind; record_count: number; created_at: number;
+    chunk_starts: Buffer; timeline: string; columns: string;
+  }>(
+    `SELECT id, public_id, company_id, kind, record_count, created_at, chunk_starts, timeline, columns
+     FROM snapshots WHERE id = $1 AND state IN ('staged', 'live', 'superseded')`,
+    [snapshotId],
+    'mirador_snapshot_meta',
+  );
+  if (!r) return null;
+  return {
+    id: r.id,
+    publicId: r.public_id,
+    companyId: r.company_id,
+    kind: r.kind,
+    count: r.record_count,
+    createdAt: r.created_at,
+    chunkStarts: decodeUint32s(r.chunk_starts),
+    timeline: JSON.parse(r.timeline),
+    columns: JSON.parse(r.columns),
+  };
+}
+
+export async function readChunks(db: Db, snapshotId: number, from: number, to: number): Promise<Chunk[]> {
+  const rows = await db.rows<{ chunk_no: number; first_pos: number; offsets: Buffer; bytes: Buffer }>(
+    `SELECT chunk_no, first_pos, offsets, bytes FROM chunks
+     WHERE snapshot_id = $1 AND chunk_no BETWEEN $2 AND $3 ORDER BY chunk_no`,
+    [snapshotId, from, to],
+    'mirador_read_chunks',
+  );
+  return rows.map((r) => ({ chunkNo: r.chunk_no, firstPos: r.first_pos, offsets: decodeUint32s(r.offsets), bytes: r.bytes }));
+}
+
+export async function findRecord(db: Db, snapshotId: number, idErp: string): Promise<RecordRef | null> {
+  // PostgreSQL text cannot hold NUL, so no record has it (and the query would fail).
+  if (idErp.includes('\0')) return null;
+  const r = await db.one<{ pos: number; hash: Buffer; actualizado_at: number }>(
+    'SELECT pos, hash, actualizado_at FROM records WHERE snapshot_id = $1 AND id_erp = $2',
+    [snapshotId, idErp],
+    'mirador_find_record',
+  );
+  return r ? { pos: r.pos, hash: r.hash, actualizadoAt: r.actualizado_at } : null;
+}
+
+export async function sweepSnapshots(db: Db, supersededBefore: number): Promise<number> {
+  const ids = await db.rows<{ id: number }>(
+    `SELECT id FROM snapshots s WHERE (s.state = 'superseded' AND s.superseded_at < $1)
+       OR (s.state IN ('staging', 'staged') AND s.created_at < $2 AND NOT EXISTS (
+         SELECT 1 FROM imports i WHERE i.id = s.import_id AND i.status IN ('running', 'awaiting_confirmation')))`,
+    [supersededBefore, Date.now() - ABANDONED_AFTER_MS],
+  );
+  let removed = 0;
+  for (const { id } of ids) if (await discardSnapshot(db, id)) removed++;
+  return removed;
+}

@@ -1,0 +1,134 @@
+/**
+ * Imports across processes (SQLite file shared by child processes): the queue
+ * survives restarts, and a process killed mid-import never leaves a half-applied
+ * snapshot.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { customersCsv } from '../helpers/csv.js';
+import { MAIN, mirador, serveProcess } from '../helpers/cli.js';
+import { bearer, request } from '../helpers/http.js';
+import { tempDir } from '../helpers/stores.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('imports across processes (sqlite)', () => {
+  const dir = tempDir();
+  const dbFile = join(dir.path, 'mirador.db');
+  const env = { DATABASE_URL: `sqlite:${dbFile}` };
+  after(() => dir.remove());
+
+  test('mirador import waits and prints the report; --no-wait queues durably for a later server', async () => {
+    assert.equal(mirador(['company', 'create', 'acme', '--name', 'Acme'], env).code, 0);
+    const key = mirador(['key', 'create', 'acme', '--json'], env).json().key;
+    const file = join(dir.path, 'v1.csv');
+    writeFileSync(file, customersCsv(500, () => 'v1'));
+    const waited = mirador(['import', 'acme', 'clientes', file, '--json'], env);
+    assert.equal(waited.code, 0, waited.stderr);
+    assert.equal(waited.json().status, 'succeeded');
+    assert.equal(waited.json().inserted, 500);
+    assert.match(waited.stderr, /import \d+: succeeded 100% 500 rows/);
+
+    const file2 = join(dir.path, 'v2.csv');
+    writeFileSync(file2, customersCsv(400, () => 'v2'));
+    const queued = mirador(['import', 'acme', 'clientes', file2, '--no-wait', '--json'], env);
+    assert.equal(queued.code, 0, queued.stderr);
+    assert.equal(queued.json().status, 'queued');
+    // Nothing runs it until a server (or another import) starts: the upload waits in the database.
+    const history = mirador(['imports', 'acme', '--json'], env).json();
+    assert.equal(history[0].status, 'queued');
+
+    const server = await serveProcess(env);
+    try {
+      let total = 0;
+      for (let i = 0; i < 100 && total !== 400; i++) {
+        total = (await request(`${server.baseUrl}/v1/clientes?limit=1`, { headers: bearer(key) })).json().total;
+        if (total !== 400) await sleep(100);
+      }
+      assert.equal(total, 400, 'the queued import was applied by the server');
+      assert.equal(mirador(['imports', 'acme', '--json'], env).json()[0].status, 'succeeded');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('a failed import exits non-zero and says why', () => {
+    const file = join(dir.path, 'bad.csv');
+    writeFileSync(file, 'CODIGO;NOMBRE\r\nC1;a;b\r\n');
+    const r = mirador(['import', 'acme', 'clientes', file], env);
+    assert.equal(r.code, 1);
+    assert.match(r.stdout, /failed/);
+    assert.match(r.stderr, /line 2/i);
+    const bad = mirador(['import', 'acme', 'facturas', file], env);
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /not a kind/);
+    assert.match(mirador(['import', 'acme', 'clientes', join(dir.path, 'missing.csv')], env).stderr, /Cannot read/);
+  });
+
+  test('SIGKILL at random moments mid-import: the old snapshot keeps serving, and the import later completes or fails, never half-applied', async () => {
+    assert.equal(mirador(['company', 'create', 'crash', '--name', 'Crash'], env).code, 0);
+    const key = mirador(['key', 'create', 'crash', '--json'], env).json().key;
+    const small = join(dir.path, 'old.csv');
+    writeFileSync(small, customersCsv(2000, () => 'old'));
+    assert.equal(mirador(['import', 'crash', 'clientes', small], env).code, 0);
+    const big = join(dir.path, 'new.csv');
+    writeFileSync(big, customersCsv(60_000, () => 'new'));
+
+    const store = new SqliteStore(dbFile);
+    let server = await serveProcess(env);
+    const names = async () => {
+      const seen = new Set<string>();
+      let total = -1;
+      for (const offset of [0, 1000, 1900]) {
+        const body = (await request(`${server.baseUrl}/v1/clientes?limit=100&offset=${offset}`, { headers: bearer(key) })).json();
+        body.items.forEach((i: { nombre: string }) => seen.add(i.nombre));
+        if (total === -1) total = body.total;
+        assert.equal(body.total, total, 'one snapshot per response');
+      }
+      return { seen: [...seen], total };
+    };
+    try {
+      const company = (await store.companyBySlug('crash'))!;
+      for (let trial = 0; trial < 3; trial++) {
+        // A child `mirador import` applies the file itself (the server's worker may also race for it).
+        await server.stop(); // only the child works on this import
+        const child = spawn(process.execPath, [MAIN, 'import', 'crash', 'clientes', big], { env: { ...process.env, ...env, LOG_LEVEL: 'silent' }, stdio: 'ignore' });
+        let running = false;
+        for (let i = 0; i < 300 && !running; i++) {
+          const [latest] = await store.listImports(company.id, 'clientes', 1);
+          running = latest?.status === 'running';
+          if (!running) await sleep(20);
+        }
+        assert.ok(running, 'the import started');
+        await sleep(Math.floor(Math.random() * 400));
+        child.kill('SIGKILL');
+        await new Promise((r) => child.once('exit', r));
+        server = await serveProcess(env);
+        const now = await names();
+        assert.equal(now.seen.length, 1, `trial ${trial}: a single version, got ${now.seen}`);
+        assert.ok(['old', 'new'].includes(now.seen[0]!));
+        assert.equal(now.total, now.seen[0] === 'old' ? 2000 : 60_000);
+        // The restarted server recovers the interrupted import: it ends completed (or failed), never half-applied.
+        let status = 'running';
+        for (let i = 0; i < 600 && !['succeeded', 'failed'].includes(status); i++) {
+          status = (await store.listImports(company.id, 'clientes', 1))[0]!.status;
+          if (!['succeeded', 'failed'].includes(status)) await sleep(100);
+        }
+        assert.ok(['succeeded', 'failed'].includes(status), `ended ${status}`);
+        const final = await names();
+        assert.deepEqual(final.seen, status === 'succeeded' ? ['new'] : now.seen);
+        if (trial < 2) {
+          // Back to the old data for the next trial.
+          assert.equal(mirador(['import', 'crash', 'clientes', small], env).code, 0);
+        }
+      }
+    } finally {
+      await server.stop();
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * What only the PostgreSQL adapter has to get right: several instances
+ * migrating one database at once, and losing the server — an unreachable or
+ * silent server, or connections cut mid-work — surfacing as
+ * StoreUnavailableError promptly, without a hang or a crash, and recovering
+ * without a restart.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Socket } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { StoreUnavailableError, type StagedRecord, type Store } from '../../src/store/store.js';
+import { freshPostgresDatabase, postgresFactory } from '../helpers/stores.js';
+import { spec, staged } from '../suites/store-suite.js';
+
+const factory = await postgresFactory();
+
+/** Resolves to how long `promise` took to reject with StoreUnavailableError. */
+async function unavailableWithin(promise: Promise<unknown>): Promise<number> {
+  const started = Date.now();
+  await assert.rejects(promise, StoreUnavailableError);
+  return Date.now() - started;
+}
+
+describe('PostgreSQL adapter', { skip: factory.skip }, () => {
+  test('three instances migrating a fresh database at once apply the schema once', async () => {
+    const db = await freshPostgresDatabase();
+    const stores = await Promise.all([1, 2, 3].map(() => PostgresStore.connect(db.url)));
+    try {
+      await Promise.all(stores.map((s) => s.migrate()));
+      await stores[0]!.migrate();
+      const client = new pg.Client({ connectionString: db.url });
+      await client.connect();
+      const { rows } = await client.query('SELECT version FROM schema_migrations ORDER BY version');
+      await client.end();
+      assert.deepEqual(rows, [{ version: 1 }]);
+      assert.equal((await stores[1]!.createCompany('acme', 'Acme')).slug, 'acme');
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+      await db.drop();
+    }
+  });
+
+  test('no server listening: StoreUnavailableError at once', async () => {
+    const store = await PostgresStore.connect('postgres://postgres@127.0.0.1:1/mirador');
+    try {
+      assert.ok((await unavailableWithin(store.ping())) < 2500);
+      await unavailableWithin(store.liveSnapshotId(1, 'clientes'));
+      await unavailableWithin(store.migrate());
+      await unavailableWithin(store.writeSnapshot(spec(1, Date.now()), (async function* () {})()));
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a server that accepts connections but never answers: StoreUnavailableError within the connect timeout', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    const store = await PostgresStore.connect(`postgres://postgres@127.0.0.1:${port}/mirador`);
+    try {
+      const ms = await unavailableWithin(store.credentialByPrefix('abcd1234'));
+      assert.ok(ms >= 1500 && ms < 4000, `${ms} ms`);
+    } finally {
+      await store.close();
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  describe('connections cut by the server', () => {
+    let db: Awaited<ReturnType<typeof freshPostgresDatabase>>;
+    let store: Store;
+    before(async () => {
+      db = await freshPostgresDatabase();
+      store = await PostgresStore.connect(db.url);
+      await store.migrate();
+    });
+    after(async () => {
+      await store?.close();
+      await db?.drop();
+    });
+
+    test('idle connections cut: the next request reconnects', async () => {
+      await Promise.all([store.ping(), store.ping(), store.ping()]);
+      await db.terminate();
+      await new Promise((r) => setTimeout(r, 100));
+      await store.ping();
+      assert.equal(await store.liveSnapshotId(1, 'clientes'), null);
+    });
+
+    test('a snapshot write cut mid-COPY fails as unavailable, leaves nothing, and the store carries on', async () => {
+      const company = await store.createCompany('cut', 'Cut S.L.');
+      let release!: () => void;
+      const paused = new Promise<void>((r) => (release = r));
+      let reached!: () => void;
+      const midway = new Promise<void>((r) => (reached = r));
+      async function* records(): AsyncGenerator<StagedRecord[]> {
+        yield Array.from({ length: 500 }, (_, i) => staged(`R${i}`));
+        reached();
+        await paused;
+        yield [staged('LAST')];
+      }
+      // Handled from the start: it may reject as soon as the connection drops.
+      const outcome = store.writeSnapshot(spec(company.id, Date.now()), records()).then(() => null, (e: unknown) => e);
+      await midway;
+      await db.terminate();
+      release();
+      assert.ok((await outcome) instanceof StoreUnavailableError, String(await outcome));
+      await store.ping();
+      assert.equal(await store.liveSnapshotId(company.id, 'clientes'), null);
+      const s = await store.writeSnapshot(spec(company.id, Date.now()), (async function* () {
+        yield [staged('A')];
+      })());
+      assert.equal(s.changes.total, 1);
+    });
+  });
+});

@@ -1,0 +1,9 @@
+// The Store contract suites, once per available store.
+import { storeFactories } from '../helpers/stores.js';
+import { storeQueueSuite } from '../suites/store-queue-suite.js';
+import { storeSuite } from '../suites/store-suite.js';
+
+for (const factory of await storeFactories()) {
+  storeSuite(factory);
+  storeQueueSuite(factory);
+}

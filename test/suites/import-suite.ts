@@ -1,0 +1,235 @@
+/**
+ * Contract §2 end to end, once per store: uploads queued durably, applied by
+ * the worker, read back over HTTP.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ImportWorker } from '../../src/imports/import-worker.js';
+import type { ImportReport } from '../../src/imports/import-report.js';
+import type { Kind } from '../../src/domain/kinds.js';
+import type { Store } from '../../src/store/store.js';
+import { csv, customersCsv, CSV_CUSTOMER_HEADER } from '../helpers/csv.js';
+import { bearer, request } from '../helpers/http.js';
+import type { StoreFactory } from '../helpers/stores.js';
+import { companyWithKey, startServer, type TestServer } from '../helpers/test-server.js';
+
+/** An upload body, as the store takes it. */
+async function* body(b: Buffer): AsyncGenerator<Buffer> {
+  yield b;
+}
+
+export function importSuite(factory: StoreFactory) {
+  describe(`imports (${factory.name})`, { skip: factory.skip }, () => {
+    let store: Store;
+    let cleanup: () => Promise<void>;
+    let server: TestServer;
+    let worker: ImportWorker;
+
+    before(async () => {
+      ({ store, cleanup } = await factory.create());
+      server = await startServer(store);
+      worker = new ImportWorker(store, { snapshotRetentionMs: 60_000 });
+    });
+    after(async () => {
+      await server?.close();
+      await cleanup?.();
+    });
+
+    async function importFile(companyId: number, kind: Kind, bytes: Buffer, filename = 'export.csv') {
+      const job = await store.createImport({ companyId, kind, filename, source: 'test' }, body(bytes), 1 << 30);
+      const done = await worker.runOnce();
+      assert.equal(done?.job.id, job.id);
+      return done!.report;
+    }
+    const list = async (key: string, kind = 'clientes', query = 'limit=1000') =>
+      (await request(`${server.baseUrl}/v1/${kind}?${query}`, { headers: bearer(key) })).json();
+
+    test('change detection: identical rows keep actualizado_at; changed and new get the import time; missing rows go', async () => {
+      const { company, key } = await companyWithKey(store, 'changes');
+      const first = await importFile(company.id, 'clientes', customersCsv(20));
+      assert.equal(first.status, 'succeeded');
+      assert.deepEqual([first.inserted, first.updated, first.unchanged, first.deleted], [20, 0, 0, 0]);
+      const v1 = await list(key);
+      await new Promise((r) => setTimeout(r, 5));
+
+      const same = await importFile(company.id, 'clientes', customersCsv(20));
+      assert.deepEqual([same.inserted, same.updated, same.unchanged, same.deleted], [0, 0, 20, 0]);
+      const v2 = await list(key);
+      assert.deepEqual(v2.items, v1.items, 'an identical file changes nothing, actualizado_at included');
+
+      await new Promise((r) => setTimeout(r, 5));
+      // Row 3 changes, rows 18-19 disappear, a new row appears.
+      const ids = Array.from({ length: 18 }, (_, i) => `C${String(i + 1).padStart(6, '0')}`).concat(['C999999']);
+      const third = await importFile(company.id, 'clientes', customersCsv(19, (i) => (i === 2 ? 'Cambiado' : `Cliente ${i}`), ids));
+      assert.deepEqual([third.inserted, third.updated, third.unchanged, third.deleted], [1, 1, 17, 2]);
+      const v3 = await list(key);
+      assert.equal(v3.total, 19);
+      const byId = new Map(v3.items.map((i: { id_erp: string }) => [i.id_erp, i]));
+      const before = new Map(v1.items.map((i: { id_erp: string }) => [i.id_erp, i]));
+      const t1 = (before.get('C000001') as { actualizado_at: string }).actualizado_at;
+      const changed = byId.get('C000003') as { actualizado_at: string; nombre: string };
+      const added = byId.get('C999999') as { actualizado_at: string };
+      assert.equal(changed.nombre, 'Cambiado');
+      assert.ok(changed.actualizado_at > t1);
+      assert.equal(added.actualizado_at, changed.actualizado_at, 'one import, one timestamp');
+      assert.equal((byId.get('C000001') as { actualizado_at: string }).actualizado_at, t1);
+      assert.equal(byId.has('C000019'), false);
+      assert.equal(byId.has('C000020'), false);
+      // The changed rows come last, as a change feed.
+      assert.deepEqual(v3.items.slice(-2).map((i: { id_erp: string }) => i.id_erp), ['C000003', 'C999999']);
+      const feed = await list(key, 'clientes', `updated_since=${encodeURIComponent(changed.actualizado_at)}`);
+      assert.equal(feed.total, 2);
+    });
+
+    test('data is the exact row; fields follow the mapping; precio and fecha are normalised with warnings', async () => {
+      const { company, key } = await companyWithKey(store, 'exact');
+      const rows = [
+        ['CODIGO', 'DESCRIPCION', 'UNIDAD_MEDIDA', 'PRECIO_VENTA', 'NOTAS'],
+        ['A1', '  Tubo 20 mm  ', 'M', '1.234,56', 'línea 1\r\nlínea 2; con "comillas"'],
+        ['A2', 'Codo', ' UD ', '12,5', ''],
+        ['A3', 'Sin precio', 'UD', '', ''],
+        ['A4', 'Precio raro', 'UD', 'doce euros', ''],
+      ];
+      const report = await importFile(company.id, 'articulos', csv(rows));
+      assert.equal(report.status, 'succeeded');
+      assert.equal(report.warnings.count, 1);
+      assert.equal(report.warnings.items[0]!.line, 6, 'physical line: A1 spans two');
+      const items = (await list(key, 'articulos')).items;
+      const a1 = items.find((i: { id_erp: string }) => i.id_erp === 'A1');
+      assert.deepEqual(a1.data, { CODIGO: 'A1', DESCRIPCION: '  Tubo 20 mm  ', UNIDAD_MEDIDA: 'M', PRECIO_VENTA: '1.234,56', NOTAS: 'línea 1\r\nlínea 2; con "comillas"' });
+      assert.deepEqual([a1.codigo, a1.nombre, a1.unidad, a1.precio], ['A1', 'Tubo 20 mm', 'M', 1234.56]);
+      assert.equal(items.find((i: { id_erp: string }) => i.id_erp === 'A2').unidad, 'UD');
+      assert.equal(items.find((i: { id_erp: string }) => i.id_erp === 'A3').precio, null);
+      const a4 = items.find((i: { id_erp: string }) => i.id_erp === 'A4');
+      assert.equal(a4.precio, null);
+      assert.equal(a4.data.PRECIO_VENTA, 'doce euros');
+
+      await store.setMapping(company.id, 'articulos', { nombre: 'NOTAS' });
+      await importFile(company.id, 'articulos', csv(rows));
+      const remapped = (await list(key, 'articulos')).items.find((i: { id_erp: string }) => i.id_erp === 'A1');
+      assert.equal(remapped.nombre, 'línea 1\r\nlínea 2; con "comillas"');
+    });
+
+    test('dates of notices are normalised to YYYY-MM-DD', async () => {
+      const { company, key } = await companyWithKey(store, 'dates');
+      const report = await importFile(
+        company.id,
+        'avisos-correctivo',
+        csv([
+          ['CODIGO', 'FECHA', 'CLIENTE', 'OBRA', 'DESCRIPCION', 'ESTADO', 'PRIORIDAD'],
+          ['AV1', '03/04/2024 16:15:55', 'C1', '', 'Fuga', 'ABIERTO', 'ALTA'],
+          ['AV2', '2024-12-31', 'C1', 'OB1', 'Ruido', 'CERRADO', 'BAJA'],
+          ['AV3', '31/02/2024', 'C1', '', 'Fecha imposible', 'ABIERTO', 'MEDIA'],
+        ]),
+      );
+      assert.equal(report.warnings.count, 1);
+      const items = (await list(key, 'avisos-correctivo')).items;
+      assert.deepEqual(items.map((i: { fecha: string | null }) => i.fecha), ['2024-04-03', '2024-12-31', null]);
+      assert.equal(items[0].obra_id_erp, null);
+      assert.equal(items[1].obra_id_erp, 'OB1');
+    });
+
+    const badFiles: [string, Buffer, RegExp, number | null][] = [
+      ['a ragged row', csv([CSV_CUSTOMER_HEADER, ['C1', 'a', 'b', 'c', 'd', 'e', 'f'], ['C2', 'short']]), /line 3/i, 3],
+      ['a duplicate id_erp', customersCsv(5, undefined, ['C1', 'C2', 'C3', 'C2', 'C5']), /"C2" on line 6 \(first on line 4\)/, 6],
+      ['an empty header name', csv([['CODIGO', '', 'NOMBRE'], ['C1', 'x', 'y']]), /empty/i, 1],
+      ['a duplicate header name', csv([['CODIGO', 'NOMBRE', 'NOMBRE'], ['C1', 'x', 'y']]), /"NOMBRE"/, 1],
+      ['no id column', csv([['NOMBRE', 'CIF'], ['x', 'y']]), /id_erp/, null],
+      ['undecodable bytes', Buffer.concat([Buffer.from('\ufeffCODIGO;NOMBRE\r\nC1;ok\r\nC2;'), Buffer.from([0xff, 0xfe, 0x41]), Buffer.from('\r\n')]), /line 3/i, 3],
+      ['an empty file', Buffer.alloc(0), /empty/i, null],
+      ['another kind’s export', csv([['CODIGO', 'PRECIO_VENTA', 'UNIDAD_MEDIDA'], ['A1', '1', 'M']]), /another kind|no column/i, null],
+      ['an empty id_erp', csv([CSV_CUSTOMER_HEADER, ['C1', 'a', 'b', 'c', 'd', 'e', 'f'], ['  ', 'a', 'b', 'c', 'd', 'e', 'f']]), /line 3 has an empty id_erp/i, 3],
+    ];
+    for (const [what, bytes, message, line] of badFiles) {
+      test(`${what} fails the import, naming the problem, and the previous data keeps serving`, async () => {
+        const { company, key } = await companyWithKey(store, `bad-${badFiles.findIndex((b) => b[0] === what)}`);
+        await importFile(company.id, 'clientes', customersCsv(30));
+        const before = await request(`${server.baseUrl}/v1/clientes?limit=1000`, { headers: bearer(key) });
+        const report = await importFile(company.id, 'clientes', bytes);
+        assert.equal(report.status, 'failed');
+        assert.ok(report.error, 'the report carries the error');
+        assert.match(report.error!.message, message);
+        if (line !== null) assert.equal(report.error!.line, line);
+        const job = (await store.listImports(company.id, 'clientes', 1))[0]!;
+        assert.equal(job.status, 'failed');
+        assert.equal(job.error, report.error!.message);
+        const afterFail = await request(`${server.baseUrl}/v1/clientes?limit=1000`, { headers: bearer(key) });
+        assert.deepEqual(afterFail.body, before.body, 'byte-identical');
+        assert.equal(afterFail.headers.etag, before.headers.etag);
+      });
+    }
+
+    test('encodings and delimiters: UTF-16 with BOM, UTF-8, Windows-1252 and tab-separated files all import', async () => {
+      const { company, key } = await companyWithKey(store, 'encodings');
+      const text = 'CODIGO\t01_NOMBRE_COMERCIAL\tEMAIL\nC1\tPeñas € Ángel\tx@example.com\n';
+      const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+      const r = await importFile(company.id, 'clientes', utf16);
+      assert.equal(r.status, 'succeeded', r.error?.message);
+      assert.equal(r.delimiter, '\t');
+      assert.equal((await list(key)).items[0].nombre, 'Peñas € Ángel');
+      const win = Buffer.from([...Buffer.from('CODIGO|01_NOMBRE_COMERCIAL\r\nC1|'), 0x80, 0x20, 0xd1, 0xe1]);
+      const r2 = await importFile(company.id, 'clientes', win);
+      assert.equal(r2.encoding, 'windows-1252');
+      assert.equal((await list(key)).items[0].nombre, '€ Ñá');
+    });
+
+    test('imports of one company and kind run one at a time, in order', async () => {
+      const { company, key } = await companyWithKey(store, 'queue');
+      const jobs = [];
+      for (let v = 1; v <= 3; v++) {
+        jobs.push(await store.createImport({ companyId: company.id, kind: 'clientes', filename: `v${v}.csv`, source: 'test' }, body(customersCsv(10, () => `v${v}`)), 1 << 30));
+      }
+      const first = await store.claimImport('w1');
+      assert.equal(first?.id, jobs[0]!.id);
+      assert.equal(await store.claimImport('w2'), null, 'the next one waits for the running one');
+      await store.failImport(first!.id, 'test', null);
+      const w = new ImportWorker(store, { snapshotRetentionMs: 60_000 });
+      const order: number[] = [];
+      for (let r = await w.runOnce(); r; r = await w.runOnce()) order.push(r.job.id);
+      assert.deepEqual(order, [jobs[1]!.id, jobs[2]!.id]);
+      assert.ok((await list(key)).items.every((i: { nombre: string }) => i.nombre === 'v3'));
+    });
+
+    test('readers during an import see the old snapshot or the new one, never a mix', async () => {
+      const { company, key } = await companyWithKey(store, 'flip');
+      await importFile(company.id, 'clientes', customersCsv(3000, () => 'old'));
+      const job = await store.createImport({ companyId: company.id, kind: 'clientes', filename: 'new.csv', source: 'test' }, body(customersCsv(3000, () => 'new')), 1 << 30);
+      let done = false;
+      const seen = new Set<string>();
+      const readers = Array.from({ length: 4 }, async () => {
+        while (!done) {
+          const body = await list(key, 'clientes', 'limit=1000&offset=1000');
+          const names = new Set(body.items.map((i: { nombre: string }) => i.nombre));
+          assert.equal(names.size, 1, 'one page, one snapshot');
+          assert.equal(body.total, 3000);
+          seen.add([...names][0] as string);
+        }
+      });
+      const applied = (await worker.runOnce())!;
+      assert.equal(applied.job.id, job.id);
+      await new Promise((r) => setTimeout(r, 50));
+      done = true;
+      await Promise.all(readers);
+      assert.ok(seen.has('new'));
+      assert.deepEqual(new Set((await list(key)).items.map((i: { nombre: string }) => i.nombre)), new Set(['new']));
+    });
+
+    test('an upload over the maximum size stores nothing', async () => {
+      const { company } = await companyWithKey(store, 'big');
+      await assert.rejects(
+        store.createImport({ companyId: company.id, kind: 'clientes', filename: 'big.csv', source: 'test' }, body(customersCsv(100)), 1000),
+        /larger than the maximum/,
+      );
+      assert.deepEqual(await store.listImports(company.id), []);
+    });
+
+    test('the report is kept with the import', async () => {
+      const { company } = await companyWithKey(store, 'kept');
+      const report = await importFile(company.id, 'clientes', customersCsv(3));
+      const job = (await store.importById(report.import_id))!;
+      assert.equal(job.status, 'succeeded');
+      assert.equal((job.report as ImportReport).inserted, 3);
+      assert.ok(job.finishedAt);
+    });
+  });
+}

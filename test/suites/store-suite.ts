@@ -1,0 +1,335 @@
+/**
+ * The Store contract below the API: snapshots (staging, change detection,
+ * byte order, chunk layout, publish, discard, sweep), companies, users,
+ * credentials, settings and mappings. Run once per store; the import queue
+ * has its own suite (store-queue-suite.ts).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { generateCredential } from '../../src/domain/api-keys.js';
+import { compareUtf8, hashBody } from '../../src/domain/item-renderer.js';
+import type { Kind } from '../../src/domain/kinds.js';
+import { openStore } from '../../src/store/open-store.js';
+import { ConflictError, DuplicateIdError, type SnapshotSpec, type StagedRecord, type Store } from '../../src/store/store.js';
+import type { StoreFactory } from '../helpers/stores.js';
+
+const T1 = Date.parse('2026-01-10T08:00:00.000Z');
+const T2 = Date.parse('2026-02-20T09:30:00.500Z');
+const T3 = Date.parse('2026-03-01T00:00:00.001Z');
+
+/** A staged record whose item is `{"id_erp":…,"v":…,"actualizado_at":"…"}`. */
+export function staged(idErp: string, v = 'x', line = 2): StagedRecord {
+  const body = `{"id_erp":${JSON.stringify(idErp)},"v":${JSON.stringify(v)},"actualizado_at":"`;
+  return { idErp, hash: hashBody(body), body, line };
+}
+
+export async function* batches(...parts: StagedRecord[][]): AsyncGenerator<StagedRecord[]> {
+  for (const part of parts) yield part;
+}
+
+export const spec = (companyId: number, at: number, kind: Kind = 'clientes', importId: number | null = null): SnapshotSpec => ({
+  companyId, kind, importId, at, columns: ['CODIGO', 'NOMBRE'],
+});
+
+interface Item { id_erp: string; v: string; actualizado_at: string }
+
+/** Every item of a snapshot, in list order, read through its chunks. */
+async function items(store: Store, snapshotId: number): Promise<Item[]> {
+  const meta = (await store.snapshotMeta(snapshotId))!;
+  if (meta.chunkStarts.length === 0) return [];
+  const chunks = await store.readChunks(snapshotId, 0, meta.chunkStarts.length - 1);
+  return chunks.flatMap((c) =>
+    Array.from({ length: c.offsets.length - 1 }, (_, k) =>
+      JSON.parse(c.bytes.subarray(c.offsets[k]!, c.offsets[k + 1]! - 1).toString('utf8')),
+    ),
+  );
+}
+
+const at = (item: Item) => Date.parse(item.actualizado_at);
+
+export function storeSuite(factory: StoreFactory) {
+  describe(`Store contract (${factory.name})`, { skip: factory.skip }, () => {
+    let store: Store;
+    let databaseUrl: string;
+    let cleanup: () => Promise<void>;
+    let slugs = 0;
+    const company = async () => (await store.createCompany(`co-${++slugs}`, `Company ${slugs}`)).id;
+    const publish = async (companyId: number, when: number, records: StagedRecord[], kind: Kind = 'clientes') => {
+      const s = await store.writeSnapshot(spec(companyId, when, kind), batches(records));
+      await store.publishSnapshot(s.snapshotId);
+      return s;
+    };
+
+    before(async () => {
+      ({ store, databaseUrl, cleanup } = await factory.create());
+    });
+    after(async () => {
+      await cleanup?.();
+    });
+
+    test('migrate is idempotent; ping answers', async () => {
+      await store.migrate();
+      await store.ping();
+    });
+
+    test('companies: create, look up, list by slug, conflict on a repeated slug', async () => {
+      const zeta = await store.createCompany('zeta', 'Zeta S.L.');
+      const alpha = await store.createCompany('alpha', 'Alpha S.A.');
+      assert.ok(zeta.createdAt instanceof Date && Math.abs(zeta.createdAt.getTime() - Date.now()) < 60_000);
+      assert.deepEqual(await store.companyBySlug('zeta'), zeta);
+      assert.deepEqual(await store.companyById(alpha.id), alpha);
+      assert.equal(await store.companyBySlug('nope'), null);
+      assert.equal(await store.companyById(999_999), null);
+      await assert.rejects(store.createCompany('zeta', 'Again'), ConflictError);
+      const listed = (await store.listCompanies()).map((c) => c.slug);
+      assert.deepEqual(listed, [...listed].sort(compareUtf8));
+      assert.ok(listed.includes('alpha') && listed.includes('zeta'));
+    });
+
+    test('users: create, look up by email and id, conflict on a repeated email', async () => {
+      const companyId = await company();
+      const user = await store.createUser({ companyId, email: 'ana@example.com', passwordHash: 'scrypt$x' });
+      assert.deepEqual({ ...user, createdAt: null }, { id: user.id, companyId, email: 'ana@example.com', passwordHash: 'scrypt$x', createdAt: null });
+      assert.deepEqual(await store.userByEmail('ana@example.com'), user);
+      assert.deepEqual(await store.userById(user.id), user);
+      assert.equal(await store.userByEmail('nobody@example.com'), null);
+      await assert.rejects(store.createUser({ companyId, email: 'ana@example.com', passwordHash: 'y' }), ConflictError);
+    });
+
+    test('credentials: create, look up by prefix, list by scope, revoke idempotently', async () => {
+      const companyId = await company();
+      const read = generateCredential('read');
+      const upload = generateCredential('upload');
+      const a = await store.createCredential({ companyId, scope: 'read', prefix: read.prefix, secretHash: read.secretHash, label: 'BI' });
+      await store.createCredential({ companyId, scope: 'upload', prefix: upload.prefix, secretHash: upload.secretHash, label: null });
+      assert.equal(a.scope, 'read');
+      assert.equal(a.label, 'BI');
+      assert.equal(a.lastUsedAt, null);
+      assert.equal(a.revokedAt, null);
+      const found = (await store.credentialByPrefix(read.prefix))!;
+      assert.deepEqual(found, a);
+      assert.ok(Buffer.from(found.secretHash).equals(read.secretHash));
+      assert.equal(await store.credentialByPrefix('zzzzzzzz'), null);
+      assert.deepEqual((await store.listCredentials(companyId, 'read')).map((c) => c.prefix), [read.prefix]);
+      assert.deepEqual((await store.listCredentials(companyId, 'upload')).map((c) => c.prefix), [upload.prefix]);
+      const revoked = (await store.revokeCredential(read.prefix))!;
+      assert.ok(revoked.revokedAt instanceof Date);
+      await new Promise((r) => setTimeout(r, 5));
+      assert.deepEqual((await store.revokeCredential(read.prefix))!.revokedAt, revoked.revokedAt, 'revoking again keeps the first time');
+      assert.equal(await store.revokeCredential('zzzzzzzz'), null);
+    });
+
+    test('touchCredentials records last use in one batch and never moves it backwards', async () => {
+      const companyId = await company();
+      const k1 = generateCredential('read');
+      const k2 = generateCredential('read');
+      for (const k of [k1, k2]) {
+        await store.createCredential({ companyId, scope: 'read', prefix: k.prefix, secretHash: k.secretHash, label: null });
+      }
+      const lastUsed = async (prefix: string) => (await store.credentialByPrefix(prefix))!.lastUsedAt?.getTime() ?? null;
+      await store.touchCredentials(new Map());
+      await store.touchCredentials(new Map([[k1.prefix, T2], [k2.prefix, T1], ['unknown1', T1]]));
+      assert.equal(await lastUsed(k1.prefix), T2);
+      assert.equal(await lastUsed(k2.prefix), T1);
+      await store.touchCredentials(new Map([[k1.prefix, T1], [k2.prefix, T3]]));
+      assert.equal(await lastUsed(k1.prefix), T2, 'an older time is ignored');
+      assert.equal(await lastUsed(k2.prefix), T3);
+    });
+
+    test('settings: initSetting keeps the first value, also across connections', async () => {
+      assert.equal(await store.getSetting('session_secret'), null);
+      assert.equal(await store.initSetting('session_secret', 'first'), 'first');
+      assert.equal(await store.initSetting('session_secret', 'second'), 'first');
+      assert.equal(await store.getSetting('session_secret'), 'first');
+      const other = await openStore(databaseUrl);
+      try {
+        const [a, b] = await Promise.all([store.initSetting('race', 'one'), other.initSetting('race', 'two')]);
+        assert.equal(a, b);
+        assert.ok(a === 'one' || a === 'two');
+      } finally {
+        await other.close();
+      }
+    });
+
+    test('mappings: empty by default, replaced whole, per company and kind, key order kept', async () => {
+      const companyId = await company();
+      assert.deepEqual(await store.getMapping(companyId, 'clientes'), {});
+      await store.setMapping(companyId, 'clientes', { nombre: 'RAZON', cif: 'NIF', email: 'CORREO' });
+      const got = await store.getMapping(companyId, 'clientes');
+      assert.deepEqual(Object.entries(got), [['nombre', 'RAZON'], ['cif', 'NIF'], ['email', 'CORREO']]);
+      await store.setMapping(companyId, 'clientes', { cif: 'CIF' });
+      assert.deepEqual(await store.getMapping(companyId, 'clientes'), { cif: 'CIF' });
+      assert.deepEqual(await store.getMapping(companyId, 'articulos'), {});
+    });
+
+    test('a written snapshot is not live until published', async () => {
+      const companyId = await company();
+      assert.equal(await store.liveSnapshotId(companyId, 'clientes'), null);
+      const s = await store.writeSnapshot(spec(companyId, T1), batches([staged('A'), staged('B')], [staged('C')]));
+      assert.deepEqual(s.changes, { total: 3, inserted: 3, updated: 0, unchanged: 0, deleted: 0, deletedExamples: [] });
+      assert.equal(await store.liveSnapshotId(companyId, 'clientes'), null);
+      assert.equal((await store.snapshotMeta(s.snapshotId))!.count, 3, 'a staged snapshot is readable by id');
+      await store.publishSnapshot(s.snapshotId);
+      assert.equal(await store.liveSnapshotId(companyId, 'clientes'), s.snapshotId);
+      assert.equal(await store.liveSnapshotId(companyId, 'articulos'), null);
+      await assert.rejects(store.publishSnapshot(s.snapshotId), 'publishing twice is refused');
+    });
+
+    test('change detection: unchanged records keep actualizado_at, changed and new get `at`, missing ones go', async () => {
+      const companyId = await company();
+      const s1 = await publish(companyId, T1, [staged('A', '1'), staged('B', '1'), staged('C', '1'), staged('D', '1')]);
+      const s2 = await store.writeSnapshot(spec(companyId, T2), batches([staged('E', '1'), staged('B', '2')], [staged('A', '1')]));
+      assert.deepEqual(s2.changes, { total: 3, inserted: 1, updated: 1, unchanged: 1, deleted: 2, deletedExamples: ['C', 'D'] });
+      await store.publishSnapshot(s2.snapshotId);
+      const list = await items(store, s2.snapshotId);
+      assert.deepEqual(list.map((i) => [i.id_erp, i.v, at(i)]), [['A', '1', T1], ['B', '2', T2], ['E', '1', T2]]);
+      const a = (await store.findRecord(s2.snapshotId, 'A'))!;
+      assert.deepEqual({ pos: a.pos, at: a.actualizadoAt }, { pos: 0, at: T1 });
+      assert.ok(Buffer.from(a.hash).equals(staged('A', '1').hash));
+      assert.equal(await store.findRecord(s2.snapshotId, 'C'), null);
+      assert.equal((await store.findRecord(s1.snapshotId, 'C'))!.actualizadoAt, T1, 'the superseded snapshot stays readable');
+      // The same content again changes nothing, and keeps every time.
+      const s3 = await publish(companyId, T3, [staged('A', '1'), staged('B', '2'), staged('E', '1')]);
+      assert.deepEqual(s3.changes, { total: 3, inserted: 0, updated: 0, unchanged: 3, deleted: 0, deletedExamples: [] });
+      assert.deepEqual((await items(store, s3.snapshotId)).map(at), [T1, T2, T2]);
+      // Another company's or kind's records are never compared.
+      const other = await publish(await company(), T2, [staged('A', '1')]);
+      assert.equal(other.changes.inserted, 1);
+      assert.equal((await publish(companyId, T2, [staged('A', '1')], 'obras')).changes.inserted, 1);
+    });
+
+    test('id_erp is in byte order (10, 9, B, Z-1, a, ä), after actualizado_at', async () => {
+      const companyId = await company();
+      const ids = ['a', 'B', 'ä', '10', '9', 'Z-1'];
+      const s = await publish(companyId, T1, ids.map((id, i) => staged(id, 'v', i + 2)));
+      assert.deepEqual((await items(store, s.snapshotId)).map((i) => i.id_erp), ['10', '9', 'B', 'Z-1', 'a', 'ä']);
+      assert.equal((await store.findRecord(s.snapshotId, 'ä'))!.pos, 5);
+      // Characters that need escaping in bulk loads, and ones beyond the BMP.
+      const odd = ['tab\there', 'back\\slash', 'quote"d', 'line\nbreak', 'cr\rx', '😀', 'ÿ', '\u0001', ' lead', 'Ω'];
+      const s2 = await publish(companyId, T2, [...ids, ...odd].map((id) => staged(id, id === 'a' ? 'changed' : 'v')));
+      const order = (await items(store, s2.snapshotId)).map((i) => i.id_erp);
+      const changed = [...odd, 'a'].sort(compareUtf8);
+      assert.deepEqual(order, ['10', '9', 'B', 'Z-1', 'ä', ...changed]);
+      for (const id of odd) assert.ok(await store.findRecord(s2.snapshotId, id), JSON.stringify(id));
+      assert.equal(await store.findRecord(s2.snapshotId, 'nul\0'), null);
+    });
+
+    test('chunk layout: chunkStarts, offsets and the timeline describe the items', async () => {
+      const companyId = await company();
+      const ids = Array.from({ length: 700 }, (_, i) => `R${String(i).padStart(5, '0')}`);
+      // Bodies of about 600 bytes: chunks close on bytes (64 KiB) before 256 items.
+      const big = (id: string, v: string) => staged(id, v + 'é'.repeat(300));
+      await publish(companyId, T1, ids.map((id) => big(id, '1')));
+      const changedIds = new Set(ids.filter((_, i) => i % 7 === 0));
+      const s = await publish(companyId, T2, ids.map((id) => big(id, changedIds.has(id) ? '2' : '1')));
+      const meta = (await store.snapshotMeta(s.snapshotId))!;
+      assert.equal(meta.id, s.snapshotId);
+      assert.match(meta.publicId, /^[0-9a-f]{16}$/);
+      assert.deepEqual([meta.companyId, meta.kind, meta.count], [companyId, 'clientes', 700]);
+      assert.ok(Math.abs(meta.createdAt - Date.now()) < 60_000);
+      assert.deepEqual(meta.columns, ['CODIGO', 'NOMBRE']);
+      assert.deepEqual(meta.timeline, [{ at: T1, firstPos: 0 }, { at: T2, firstPos: 700 - changedIds.size }]);
+      assert.ok(meta.chunkStarts.length > 3);
+      assert.equal(meta.chunkStarts[0], 0);
+      const chunks = await store.readChunks(s.snapshotId, 0, meta.chunkStarts.length - 1);
+      assert.equal(chunks.length, meta.chunkStarts.length);
+      let pos = 0;
+      const seen: string[] = [];
+      for (const [i, c] of chunks.entries()) {
+        assert.equal(c.chunkNo, i);
+        assert.equal(c.firstPos, meta.chunkStarts[i]);
+        assert.equal(c.firstPos, pos);
+        const n = c.offsets.length - 1;
+        assert.ok(n >= 1 && n <= 256);
+        assert.equal(c.offsets[0], 0);
+        assert.equal(c.offsets[n], c.bytes.length + 1);
+        const parsed = JSON.parse(`[${c.bytes.toString('utf8')}]`) as Item[];
+        assert.equal(parsed.length, n, 'items are joined by commas');
+        seen.push(...parsed.map((p) => p.id_erp));
+        pos += n;
+      }
+      assert.equal(pos, 700);
+      const unchanged = ids.filter((id) => !changedIds.has(id));
+      assert.deepEqual(seen, [...unchanged, ...changedIds]);
+      assert.deepEqual((await store.readChunks(s.snapshotId, 1, 2)).map((c) => c.chunkNo), [1, 2]);
+      assert.deepEqual(await store.readChunks(s.snapshotId, meta.chunkStarts.length, meta.chunkStarts.length + 5), []);
+    });
+
+    test('an empty snapshot has no chunks and counts every live record as deleted', async () => {
+      const companyId = await company();
+      await publish(companyId, T1, [staged('A'), staged('B')]);
+      const s = await publish(companyId, T2, []);
+      assert.deepEqual(s.changes, { total: 0, inserted: 0, updated: 0, unchanged: 0, deleted: 2, deletedExamples: ['A', 'B'] });
+      const meta = (await store.snapshotMeta(s.snapshotId))!;
+      assert.deepEqual([meta.count, meta.chunkStarts.length, meta.timeline.length], [0, 0, 0]);
+    });
+
+    test('repeated id_erp: DuplicateIdError names ids and lines, and nothing is left behind', async () => {
+      const companyId = await company();
+      const before = await publish(companyId, T1, [staged('A')]);
+      const failing = store.writeSnapshot(
+        spec(companyId, T2),
+        batches([staged('a', 'x', 2), staged('b', 'x', 3)], [staged('c', 'x', 4), staged('a', 'y', 5)], [staged('b', 'z', 6)]),
+      );
+      const err = await failing.then(() => null, (e: unknown) => e);
+      assert.ok(err instanceof DuplicateIdError, String(err));
+      assert.deepEqual(err.duplicates, [{ idErp: 'a', line: 5, firstLine: 2 }, { idErp: 'b', line: 6, firstLine: 3 }]);
+      assert.match(err.message, /"a" on line 5 \(first on line 2\)/);
+      assert.match(err.message, /"b" on line 6 \(first on line 3\)/);
+      await assertNothingLeft(companyId, before.snapshotId);
+    });
+
+    test('an error from the records stream is rethrown as is, and nothing is left behind', async () => {
+      const companyId = await company();
+      const before = await publish(companyId, T1, [staged('A')]);
+      const boom = new Error('the CSV broke on line 3');
+      async function* broken() {
+        yield [staged('X'), staged('Y')];
+        throw boom;
+      }
+      await assert.rejects(store.writeSnapshot(spec(companyId, T2), broken()), (e) => e === boom);
+      await assertNothingLeft(companyId, before.snapshotId);
+    });
+
+    /** The live snapshot is untouched, and no snapshot was kept between it and the next one written. */
+    async function assertNothingLeft(companyId: number, liveId: number) {
+      assert.equal(await store.liveSnapshotId(companyId, 'clientes'), liveId);
+      assert.deepEqual((await items(store, liveId)).map((i) => i.id_erp), ['A']);
+      const next = await store.writeSnapshot(spec(companyId, T3), batches([staged('A')]));
+      for (let id = liveId + 1; id < next.snapshotId; id++) assert.equal(await store.snapshotMeta(id), null, `snapshot ${id}`);
+      await store.discardSnapshot(next.snapshotId);
+    }
+
+    test('discardSnapshot removes a staged snapshot, and never the live one', async () => {
+      const companyId = await company();
+      const live = await publish(companyId, T1, [staged('A'), staged('B')]);
+      const s = await store.writeSnapshot(spec(companyId, T2), batches([staged('A', 'new')]));
+      await store.discardSnapshot(s.snapshotId);
+      assert.equal(await store.snapshotMeta(s.snapshotId), null);
+      assert.equal(await store.findRecord(s.snapshotId, 'A'), null);
+      await assert.rejects(store.publishSnapshot(s.snapshotId));
+      await store.discardSnapshot(live.snapshotId);
+      assert.equal(await store.liveSnapshotId(companyId, 'clientes'), live.snapshotId);
+      assert.deepEqual((await items(store, live.snapshotId)).map((i) => i.id_erp), ['A', 'B']);
+      assert.ok(await store.findRecord(live.snapshotId, 'B'));
+    });
+
+    test('sweepSnapshots removes superseded snapshots, never the live one', async () => {
+      const companyId = await company();
+      const s1 = await publish(companyId, T1, [staged('A', '1')]);
+      const s2 = await publish(companyId, T2, [staged('A', '2')]);
+      const staging = await store.writeSnapshot(spec(companyId, T3), batches([staged('A', '3')]));
+      const s3 = await publish(companyId, T3, [staged('A', '4')]);
+      assert.equal(await store.sweepSnapshots(0), 0, 'nothing was superseded before 1970');
+      assert.ok((await store.sweepSnapshots(Date.now() + 1000)) >= 2);
+      assert.equal(await store.snapshotMeta(s1.snapshotId), null);
+      assert.equal(await store.snapshotMeta(s2.snapshotId), null);
+      assert.deepEqual(await store.readChunks(s1.snapshotId, 0, 10), []);
+      assert.ok(await store.snapshotMeta(staging.snapshotId), 'a fresh staged snapshot is not abandoned yet');
+      assert.equal(await store.liveSnapshotId(companyId, 'clientes'), s3.snapshotId);
+      assert.deepEqual((await items(store, s3.snapshotId)).map((i) => i.v), ['4']);
+      assert.equal(await store.sweepSnapshots(Date.now() + 1000), 0);
+      await store.discardSnapshot(staging.snapshotId);
+    });
+  });
+}
