@@ -9,6 +9,9 @@ export interface Config {
   databaseUrl: string;
   publicBaseUrl: string;
   rateLimitPerMinute: number;
+  sandboxRateLimitPerMinute: number;
+  /** Trust X-Forwarded-For from a load balancer when telling client addresses apart. */
+  trustProxy: boolean;
   maxUploadBytes: number;
   logLevel: string;
   sessionSecret: string | null;
@@ -28,6 +31,8 @@ const DEFAULTS = {
   DATABASE_URL: 'sqlite:./data/mirador.db',
   PUBLIC_BASE_URL: 'http://localhost:3000',
   RATE_LIMIT_PER_MINUTE: '600',
+  // The sandbox is limited per client address, as generously as a key.
+  SANDBOX_RATE_LIMIT_PER_MINUTE: '600',
   MAX_UPLOAD_BYTES: String(1024 * 1024 * 1024),
   LOG_LEVEL: 'info',
   // Superseded snapshots stay readable for 15 minutes, for clients paging through them.
@@ -64,7 +69,9 @@ export function loadConfig(env: Env = process.env): Config {
     host: strVar(env, 'HOST'),
     databaseUrl,
     publicBaseUrl: strVar(env, 'PUBLIC_BASE_URL').replace(/\/+$/, ''),
-    rateLimitPerMinute: intVar(env, 'RATE_LIMIT_PER_MINUTE', 1, 1_000_000),
+    rateLimitPerMinute: intVar(env, 'RATE_LIMIT_PER_MINUTE', 1, 1_000_000_000),
+    sandboxRateLimitPerMinute: intVar(env, 'SANDBOX_RATE_LIMIT_PER_MINUTE', 1, 1_000_000_000),
+    trustProxy: /^(1|true|yes)$/i.test((env.TRUST_PROXY ?? '').trim()),
     maxUploadBytes: intVar(env, 'MAX_UPLOAD_BYTES', 1, Number.MAX_SAFE_INTEGER),
     logLevel: level,
     sessionSecret: env.SESSION_SECRET?.trim() || null,

@@ -26,10 +26,11 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
       const logger = createLogger(config.logLevel);
       await serve(config, ctx.openStore, logger, {
         workers,
-        startImportWorker: async () => {
+        startImportWorker: async (metrics) => {
           const thread = startImportThread(
             { databaseUrl: config.databaseUrl, snapshotRetentionMs: config.snapshotRetentionMs },
             logger,
+            (report) => metrics.observeImport(report),
           );
           return () => thread.stop();
         },

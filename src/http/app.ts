@@ -11,6 +11,10 @@ import { registerApiRoutes } from './api/api-routes.js';
 import { CompressedBodyCache } from './api/send-body.js';
 import { CachedChunkSource } from './api/snapshot-reader.js';
 import { CredentialsCache } from './credentials-cache.js';
+import { createRateCounter, RateLimiter } from './rate-limit.js';
+import { clientErrorHandler, MAX_URL_LENGTH } from './client-errors.js';
+import { Metrics } from './metrics.js';
+import { registerOpsRoutes } from './ops-routes.js';
 import { ApiError, sendError } from './errors.js';
 import { StoreUnavailableError } from '../store/store.js';
 
@@ -20,11 +24,14 @@ export interface AppDeps {
   logger: FastifyBaseLogger;
   /** Built once per process; shared when several apps run in one process (tests). */
   sandbox?: SandboxSnapshots;
+  /** Process metrics; the server shares them with the import worker's events. */
+  metrics?: Metrics;
 }
 
 export interface App {
   fastify: FastifyInstance;
   credentials: CredentialsCache;
+  metrics: Metrics;
   /** Stops timers and flushes last-use times. Does not close the store. */
   close(): Promise<void>;
 }
@@ -45,14 +52,21 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // id_erp values can be long; the default of 100 characters would turn them into 404s.
     routerOptions: { maxParamLength: 2048 },
     return503OnClosing: true,
+    trustProxy: config.trustProxy,
+    clientErrorHandler,
+    // A malformed URL (bad percent-encoding) gets the contract's 400, not Fastify's own body.
+    frameworkErrors: (_error, _request, reply) => sendError(reply, new ApiError('bad_request', 'The URL is malformed.')),
     forceCloseConnections: 'idle',
   });
 
   const credentials = new CredentialsCache(store);
   credentials.start();
 
+  const metrics = deps.metrics ?? new Metrics();
+
   fastify.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
+    if (request.url.length > MAX_URL_LENGTH) throw new ApiError('uri_too_long');
     if (request.url.startsWith('/v1/')) {
       reply.header('Access-Control-Allow-Origin', '*');
       reply.header(
@@ -63,6 +77,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   fastify.addHook('onResponse', async (request, reply) => {
+    metrics.observeRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
     request.log.info(
       {
         method: request.method,
@@ -95,20 +110,27 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   const sandbox = deps.sandbox ?? new SandboxSnapshots();
+  const counter = createRateCounter(config.redisUrl, deps.logger);
   registerApiRoutes(fastify, {
     store,
     credentials,
     chunkSource: new CachedChunkSource(store, config.chunkCacheBytes),
     sandbox,
     compressed: new CompressedBodyCache(Math.max(16 * 1024 * 1024, config.chunkCacheBytes / 2)),
+    keyLimiter: new RateLimiter(counter, config.rateLimitPerMinute, deps.logger),
+    sandboxLimiter: new RateLimiter(counter, config.sandboxRateLimitPerMinute, deps.logger),
   });
+
+  registerOpsRoutes(fastify, store, metrics);
 
   await fastify.ready();
   return {
     fastify,
     credentials,
+    metrics,
     close: async () => {
       await credentials.stop();
+      await counter.close();
     },
   };
 }

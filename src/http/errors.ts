@@ -13,6 +13,8 @@ export const ERROR_CATALOG = {
   not_found: { status: 404, message: 'There is nothing at this path.' },
   method_not_allowed: { status: 405, message: 'Only GET, HEAD and OPTIONS are allowed here.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
+  uri_too_long: { status: 414, message: 'The URL is longer than 8192 characters.' },
+  header_too_large: { status: 431, message: 'The request headers are too large.' },
   rate_limited: { status: 429, message: 'Too many requests for this API key. Retry after the number of seconds in Retry-After.' },
   internal_error: { status: 500, message: 'An unexpected error occurred. Retry after a few seconds.' },
   unavailable: { status: 503, message: 'The service is temporarily unavailable. Retry after the number of seconds in Retry-After.' },
@@ -33,14 +35,19 @@ export class ApiError extends Error {
   }
 }
 
+/** The contract's error body as bytes, for places with no reply object. */
+export function errorBody(code: ErrorCode, requestId: string, message: string = ERROR_CATALOG[code].message): string {
+  return JSON.stringify({ ok: false, error: code, message, request_id: requestId });
+}
+
 /** Writes `{ ok: false, error, message, request_id }` with the right status. */
 export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
   reply.code(err.status);
+  // Also set here: errors raised before the onRequest hook (a malformed URL) must carry it too.
+  reply.header('X-Request-Id', reply.request.id);
   reply.header('Content-Type', 'application/json; charset=utf-8');
   reply.header('Cache-Control', 'no-store');
   for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
   if (err.status === 401) reply.header('WWW-Authenticate', 'Bearer');
-  return reply.send(
-    JSON.stringify({ ok: false, error: err.code, message: err.message, request_id: reply.request.id }),
-  );
+  return reply.send(errorBody(err.code, reply.request.id, err.message));
 }

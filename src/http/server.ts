@@ -8,6 +8,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import type { Store } from '../store/store.js';
 import { buildApp, type App } from './app.js';
+import { Metrics } from './metrics.js';
 
 export interface RunningServer {
   app: App;
@@ -15,8 +16,13 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startHttp(config: Config, store: Store, logger: FastifyBaseLogger): Promise<RunningServer> {
-  const app = await buildApp({ config, store, logger });
+export async function startHttp(
+  config: Config,
+  store: Store,
+  logger: FastifyBaseLogger,
+  metrics?: Metrics,
+): Promise<RunningServer> {
+  const app = await buildApp({ config, store, logger, metrics });
   const address = await app.fastify.listen({ port: config.port, host: config.host });
   return {
     app,
@@ -30,8 +36,8 @@ export async function startHttp(config: Config, store: Store, logger: FastifyBas
 
 export interface ServeOptions {
   workers: number;
-  /** Starts the background import worker; returns its stop function. */
-  startImportWorker?: () => Promise<() => Promise<void>>;
+  /** Starts the background import worker, reporting to `metrics`; returns its stop function. */
+  startImportWorker?: (metrics: Metrics) => Promise<() => Promise<void>>;
 }
 
 /**
@@ -47,8 +53,9 @@ export async function serve(
   const store = await openStore();
   if (cluster.isPrimary) await store.migrate();
 
+  const metrics = new Metrics();
   const stops: (() => Promise<void>)[] = [];
-  if (cluster.isPrimary && options.startImportWorker) stops.push(await options.startImportWorker());
+  if (cluster.isPrimary && options.startImportWorker) stops.push(await options.startImportWorker(metrics));
 
   if (cluster.isPrimary && options.workers > 1) {
     for (let i = 0; i < options.workers; i++) cluster.fork();
@@ -71,7 +78,7 @@ export async function serve(
     return;
   }
 
-  const server = await startHttp(config, store, logger);
+  const server = await startHttp(config, store, logger, metrics);
   logger.info({ address: server.address, pid: process.pid }, 'mirador listening');
   onSignals(async () => {
     await server.close();

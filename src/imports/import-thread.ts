@@ -6,6 +6,7 @@
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { FastifyBaseLogger } from 'fastify';
 import { openStore } from '../store/open-store.js';
+import type { ImportReport } from './import-report.js';
 import { ImportWorker } from './import-worker.js';
 
 interface ThreadData {
@@ -15,7 +16,7 @@ interface ThreadData {
 
 type ThreadMessage =
   | { type: 'started'; importId: number }
-  | { type: 'finished'; importId: number; status: string }
+  | { type: 'finished'; importId: number; report: ImportReport }
   | { type: 'error'; message: string }
   | { type: 'stopped' };
 
@@ -26,12 +27,23 @@ export interface ImportThread {
 }
 
 /** Starts the worker thread from the main thread. */
-export function startImportThread(data: ThreadData, logger: FastifyBaseLogger): ImportThread {
+export function startImportThread(
+  data: ThreadData,
+  logger: FastifyBaseLogger,
+  onFinished?: (report: ImportReport) => void,
+): ImportThread {
   const worker = new Worker(new URL(import.meta.url), { workerData: data });
   const stopped = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   worker.on('message', (m: ThreadMessage) => {
     if (m.type === 'started') logger.info({ importId: m.importId }, 'import started');
-    else if (m.type === 'finished') logger.info({ importId: m.importId, status: m.status }, 'import finished');
+    else if (m.type === 'finished') {
+      const r = m.report;
+      logger.info(
+        { importId: m.importId, kind: r.kind, status: r.status, rows: r.rows_read, ms: r.duration_ms, error: r.error?.code },
+        'import finished',
+      );
+      onFinished?.(r);
+    }
     else if (m.type === 'error') logger.error({ err: m.message }, 'import worker error');
   });
   worker.on('error', (err) => logger.error({ err }, 'import worker crashed'));
@@ -51,7 +63,7 @@ async function threadMain(data: ThreadData) {
     snapshotRetentionMs: data.snapshotRetentionMs,
     events: {
       started: (job) => post({ type: 'started', importId: job.id }),
-      finished: (job, report) => post({ type: 'finished', importId: job.id, status: report.status }),
+      finished: (job, report) => post({ type: 'finished', importId: job.id, report }),
       error: (err) => post({ type: 'error', message: String((err as Error)?.message ?? err) }),
     },
   });

@@ -8,6 +8,7 @@ import { KINDS, type Kind } from '../../domain/kinds.js';
 import type { RecordRef, SnapshotMeta, Store } from '../../store/store.js';
 import type { SandboxSnapshots } from '../../sandbox/sandbox-snapshots.js';
 import type { CredentialsCache } from '../credentials-cache.js';
+import type { RateLimiter } from '../rate-limit.js';
 import { ApiError, sendError } from '../errors.js';
 import { authenticate } from './api-auth.js';
 import { parseListQuery, type ListQuery } from './list-query.js';
@@ -20,6 +21,10 @@ export interface ApiDeps {
   chunkSource: ChunkSource;
   sandbox: SandboxSnapshots;
   compressed: CompressedBodyCache;
+  /** Per API key. */
+  keyLimiter: RateLimiter;
+  /** Per client address, for the sandbox. */
+  sandboxLimiter: RateLimiter;
 }
 
 const REAL_CACHE = 'private, max-age=300';
@@ -35,21 +40,37 @@ interface View {
   meta: SnapshotMeta | null;
   source: ChunkSource;
   sandbox: boolean;
+  meter: { charge(): Promise<void>; observe(): Promise<void> };
+}
+
+function meterFor(limiter: RateLimiter, reply: FastifyReply, subject: string) {
+  return { charge: () => limiter.charge(reply, subject), observe: () => limiter.observe(reply, subject) };
+}
+
+/** Runs `fn`; an error it throws is charged to the rate limit first (bad requests are not free). */
+async function charged<T>(v: View, fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    await v.meter.charge();
+    throw err;
+  }
 }
 
 export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
   const otherMethods = app.supportedMethods.filter((m) => !['GET', 'HEAD', 'OPTIONS'].includes(m));
 
-  const realView = async (request: FastifyRequest, kind: Kind): Promise<View> => {
+  const realView = async (request: FastifyRequest, reply: FastifyReply, kind: Kind): Promise<View> => {
     const credential = await authenticate(request, deps.credentials, 'read');
     const snapshotId = await deps.store.liveSnapshotId(credential.companyId, kind);
     const meta = snapshotId === null ? null : await deps.chunkSource.meta(snapshotId);
-    return { meta, source: deps.chunkSource, sandbox: false };
+    return { meta, source: deps.chunkSource, sandbox: false, meter: meterFor(deps.keyLimiter, reply, `key:${credential.prefix}`) };
   };
-  const sandboxView = async (_request: FastifyRequest, kind: Kind): Promise<View> => ({
+  const sandboxView = async (request: FastifyRequest, reply: FastifyReply, kind: Kind): Promise<View> => ({
     meta: deps.sandbox.byKind[kind].meta,
     source: deps.sandbox,
     sandbox: true,
+    meter: meterFor(deps.sandboxLimiter, reply, `ip:${request.ip}`),
   });
 
   for (const kind of KINDS) {
@@ -58,19 +79,20 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
       const view = sandbox ? sandboxView : realView;
 
       app.get(base, async (request, reply) => {
-        const v = await view(request, kind);
-        const query = parseListQuery(request.query as Record<string, string | string[]>);
+        const v = await view(request, reply, kind);
+        const query = await charged(v, () => parseListQuery(request.query as Record<string, string | string[]>));
         return sendList(request, reply, deps, v, query);
       });
 
       app.get<{ Params: { id_erp: string } }>(`${base}/:id_erp`, async (request, reply) => {
-        const v = await view(request, kind);
+        const v = await view(request, reply, kind);
         const idErp = request.params.id_erp;
-        const record = v.meta === null ? null : await findRecord(deps, v, idErp);
-        if (!v.meta || !record) {
-          throw new ApiError('not_found', `There is no ${kind} record with id_erp "${clip(idErp)}".`);
-        }
-        return sendDetail(request, reply, deps, v, v.meta, record);
+        const record = await charged(v, async () => {
+          const found = v.meta === null ? null : await findRecord(deps, v, idErp);
+          if (!found) throw new ApiError('not_found', `There is no ${kind} record with id_erp "${clip(idErp)}".`);
+          return found;
+        });
+        return sendDetail(request, reply, deps, v, v.meta!, record);
       });
 
       for (const url of [base, `${base}/:id_erp`]) {
@@ -118,6 +140,7 @@ function sendList(request: FastifyRequest, reply: FastifyReply, deps: ApiDeps, v
     tag,
     cacheControl: v.sandbox ? SANDBOX_CACHE : REAL_CACHE,
     vary: v.sandbox ? SANDBOX_VARY : REAL_VARY,
+    meter: v.meter,
     pieces: async () => {
       const head =
         `{"ok":true,${v.sandbox ? '"sandbox":true,' : ''}"total":${total},"limit":${q.limit},` +
@@ -141,6 +164,7 @@ function sendDetail(
     tag: `i${record.hash.toString('hex').slice(0, 24)}.${record.actualizadoAt.toString(36)}${v.sandbox ? '.s' : ''}`,
     cacheControl: v.sandbox ? SANDBOX_CACHE : REAL_CACHE,
     vary: v.sandbox ? SANDBOX_VARY : REAL_VARY,
+    meter: v.meter,
     pieces: async () => {
       const head = Buffer.from(v.sandbox ? '{"ok":true,"sandbox":true,"item":' : '{"ok":true,"item":');
       const item = await readItems(v.source, meta, record.pos, record.pos + 1);

@@ -93,6 +93,8 @@ export interface CacheableBody {
   vary: string;
   /** The body as pieces; only called when a body is actually sent. */
   pieces: () => Buffer[] | Promise<Buffer[]>;
+  /** Rate accounting: a 304 is only observed, a body is charged (and may be refused). */
+  meter?: { charge(): Promise<void>; observe(): Promise<void> };
 }
 
 export async function sendCacheable(
@@ -109,9 +111,11 @@ export async function sendCacheable(
   // too, so that the tag a client holds always matches what it will be sent.
   const etag = etagFor(encoding);
   if (etagMatches(request.headers['if-none-match'], etag)) {
+    await body.meter?.observe();
     reply.header('ETag', etag);
     return reply.code(304).send();
   }
+  await body.meter?.charge();
   const pieces = await body.pieces();
   const plain = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
   reply.header('Content-Type', 'application/json; charset=utf-8');

@@ -1,0 +1,32 @@
+/**
+ * Requests that Node's HTTP parser rejects never reach Fastify's routes; they
+ * still get the contract's error body (and never a stack or parser detail).
+ */
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import { ERROR_CATALOG, errorBody, type ErrorCode } from './errors.js';
+
+/** Longest URL accepted; Node's header limit (16 KiB) would otherwise decide, with a 431. */
+export const MAX_URL_LENGTH = 8192;
+
+export function clientErrorHandler(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const code: ErrorCode =
+    err.code === 'HPE_HEADER_OVERFLOW' ? 'header_too_large' : err.code === 'HPE_URI_TOO_LONG' ? 'uri_too_long' : 'bad_request';
+  const status = ERROR_CATALOG[code].status;
+  const requestId = randomUUID();
+  const body = errorBody(code, requestId);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Cache-Control: no-store\r\n' +
+      `X-Request-Id: ${requestId}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}
