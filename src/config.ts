@@ -18,6 +18,8 @@ export interface Config {
   redisUrl: string | null;
   /** How long a superseded snapshot stays readable, in ms. */
   snapshotRetentionMs: number;
+  /** How long removed records stay visible as tombstones (include_deleted), in ms. */
+  tombstoneRetentionMs: number;
   /** Memory budget of the in-process cache of item chunks, in bytes. */
   chunkCacheBytes: number;
 }
@@ -37,6 +39,8 @@ const DEFAULTS = {
   LOG_LEVEL: 'info',
   // Superseded snapshots stay readable for 15 minutes, for clients paging through them.
   SNAPSHOT_RETENTION_SECONDS: '900',
+  // Tombstones of removed records are kept 90 days (the contract's minimum).
+  TOMBSTONE_RETENTION_DAYS: '90',
   // 128 MiB of hot item chunks per process.
   CHUNK_CACHE_MB: '128',
 } as const;
@@ -80,6 +84,7 @@ export function loadConfig(env: Env = process.env): Config {
     sessionSecret: env.SESSION_SECRET?.trim() || null,
     redisUrl: env.REDIS_URL?.trim() || null,
     snapshotRetentionMs: intVar(env, 'SNAPSHOT_RETENTION_SECONDS', 0, 365 * 86400) * 1000,
+    tombstoneRetentionMs: intVar(env, 'TOMBSTONE_RETENTION_DAYS', 1, 100 * 365) * 86_400_000,
     chunkCacheBytes: intVar(env, 'CHUNK_CACHE_MB', 0, 1 << 20) * 1024 * 1024,
   };
 }

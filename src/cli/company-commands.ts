@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { ConflictError } from '../store/store.js';
-import { CliError, emit, iso, SLUG, table, withStore, type CliContext, type JsonOption } from './cli-context.js';
+import { readGuard, writeGuard } from '../imports/deletion-guard.js';
+import { CliError, emit, iso, requireCompany, SLUG, table, withStore, type CliContext, type JsonOption } from './cli-context.js';
 
 export function registerCompanyCommands(program: Command, ctx: CliContext) {
   const company = program.command('company').description('manage companies');
@@ -41,6 +42,42 @@ export function registerCompanyCommands(program: Command, ctx: CliContext) {
             companies.length === 0
               ? 'No companies yet. Create one with "mirador company create <slug> --name <name>".'
               : table([['SLUG', 'NAME', 'CREATED'], ...companies.map((c) => [c.slug, c.name, iso(c.createdAt)!])]),
+        );
+      });
+    });
+
+  company
+    .command('guard')
+    .description('show or set the mass-deletion guard: imports removing more than both thresholds wait for confirmation')
+    .argument('<slug>', 'company')
+    .option('--on', 'turn the guard on')
+    .option('--off', 'turn the guard off')
+    .option('--min-records <n>', 'hold only when more than this many records would be removed (default 100)')
+    .option('--max-fraction <f>', 'hold only when more than this fraction of the records would be removed (default 0.2)')
+    .option('--json', 'print JSON')
+    .action(async (slug: string, opts: JsonOption & { on?: boolean; off?: boolean; minRecords?: string; maxFraction?: string }) => {
+      if (opts.on && opts.off) throw new CliError('Give --on or --off, not both.');
+      await withStore(ctx, async (store) => {
+        const company = await requireCompany(store, slug);
+        const guard = { ...(await readGuard(store, company.id)) };
+        const changed = opts.on || opts.off || opts.minRecords !== undefined || opts.maxFraction !== undefined;
+        if (opts.on) guard.enabled = true;
+        if (opts.off) guard.enabled = false;
+        if (opts.minRecords !== undefined) {
+          const n = Number(opts.minRecords);
+          if (!Number.isInteger(n) || n < 0) throw new CliError('--min-records must be an integer of 0 or more.');
+          guard.minRecords = n;
+        }
+        if (opts.maxFraction !== undefined) {
+          const f = Number(opts.maxFraction);
+          if (!(f >= 0 && f <= 1)) throw new CliError('--max-fraction must be a number from 0 to 1.');
+          guard.maxFraction = f;
+        }
+        if (changed) await writeGuard(store, company.id, guard);
+        emit(ctx, opts, { enabled: guard.enabled, min_records: guard.minRecords, max_fraction: guard.maxFraction }, () =>
+          guard.enabled
+            ? `Mass-deletion guard for ${company.slug}: on — imports removing more than ${guard.minRecords} records and more than ${guard.maxFraction * 100}% of a kind wait for confirmation.`
+            : `Mass-deletion guard for ${company.slug}: off.`,
         );
       });
     });

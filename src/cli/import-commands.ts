@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { isKind, KINDS, type Kind } from '../domain/kinds.js';
 import { ImportWorker } from '../imports/import-worker.js';
+import { confirmHeldImport, HeldImportError, rejectHeldImport } from '../imports/held-imports.js';
 import type { ImportReport } from '../imports/import-report.js';
 import { UploadTooLargeError, type ImportJob, type Store } from '../store/store.js';
 import { CliError, emit, iso, requireCompany, table, withStore, type CliContext, type JsonOption } from './cli-context.js';
@@ -58,7 +59,7 @@ export function registerImportCommands(program: Command, ctx: CliContext) {
         const report = done.report as ImportReport | null;
         if (opts.json) ctx.out(JSON.stringify(report ?? importJson(done), null, 2));
         else ctx.out(describeReport(done, report));
-        if (done.status !== 'succeeded') {
+        if (done.status !== 'succeeded' && done.status !== 'awaiting_confirmation') {
           if (!opts.json) ctx.err(`mirador: import ${done.id} ${done.status}: ${done.error ?? ''}`.trimEnd());
           process.exitCode = 1;
         }
@@ -67,12 +68,15 @@ export function registerImportCommands(program: Command, ctx: CliContext) {
 
   program
     .command('imports')
-    .description("a company's import history, newest first")
+    .description("a company's import history, newest first; or confirm/reject an import held by the mass-deletion guard")
     .argument('<slug>', 'company')
+    .argument('[action]', 'confirm | reject')
+    .argument('[id]', 'the held import')
     .option('--kind <kind>', 'only this kind')
     .option('--limit <n>', 'how many', '50')
     .option('--json', 'print JSON')
-    .action(async (slug: string, opts: JsonOption & { kind?: string; limit: string }) => {
+    .action(async (slug: string, action: string | undefined, idArg: string | undefined, opts: JsonOption & { kind?: string; limit: string }) => {
+      if (action !== undefined) return decideHeld(ctx, slug, action, idArg, opts);
       const kind = opts.kind === undefined ? undefined : requireKind(opts.kind);
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new CliError('--limit must be an integer from 1 to 1000.');
@@ -89,6 +93,29 @@ export function registerImportCommands(program: Command, ctx: CliContext) {
         );
       });
     });
+}
+
+async function decideHeld(ctx: CliContext, slug: string, action: string, idArg: string | undefined, opts: JsonOption) {
+  if (action !== 'confirm' && action !== 'reject') throw new CliError(`Unknown action "${action}": use confirm or reject.`);
+  const id = Number(idArg);
+  if (!idArg || !Number.isInteger(id) || id < 1) throw new CliError(`mirador imports ${slug} ${action} needs the import id.`);
+  await withStore(ctx, async (store) => {
+    const company = await requireCompany(store, slug);
+    try {
+      const report =
+        action === 'confirm'
+          ? await confirmHeldImport(store, company.id, id, ctx.config.tombstoneRetentionMs)
+          : await rejectHeldImport(store, company.id, id);
+      emit(ctx, opts, report, () =>
+        action === 'confirm'
+          ? `Import ${id} confirmed: ${report.deleted} records removed, the new data is live.`
+          : `Import ${id} rejected: the previous data stays.`,
+      );
+    } catch (err) {
+      if (err instanceof HeldImportError) throw new CliError(err.message);
+      throw err;
+    }
+  });
 }
 
 export function importJson(j: ImportJob) {
@@ -113,7 +140,10 @@ export function importJson(j: ImportJob) {
  * it waits (a running server may take it first; then this only watches).
  */
 async function waitForImport(ctx: CliContext, store: Store, queued: ImportJob): Promise<ImportJob> {
-  const worker = new ImportWorker(store, { snapshotRetentionMs: ctx.config.snapshotRetentionMs });
+  const worker = new ImportWorker(store, {
+    snapshotRetentionMs: ctx.config.snapshotRetentionMs,
+    tombstoneRetentionMs: ctx.config.tombstoneRetentionMs,
+  });
   const progress = new Progress(queued.sizeBytes);
   const timer = setInterval(() => {
     void store.importById(queued.id).then((j) => j && progress.update(j), () => {});
@@ -183,6 +213,12 @@ function describeReport(job: ImportJob, report: ImportReport | null): string {
   if (report.warnings.count > 0) {
     lines.push(`  ${report.warnings.count} warnings:`);
     for (const w of report.warnings.items.slice(0, 20)) lines.push(`    line ${w.line}: ${w.message}`);
+  }
+  if (report.guard) {
+    lines.push(
+      `  held: it would remove ${report.guard.would_remove} of ${report.guard.of} records (e.g. ${report.deleted_examples.join(', ')}).`,
+      `  Confirm with "mirador imports <slug> confirm ${report.import_id}" or reject with "mirador imports <slug> reject ${report.import_id}".`,
+    );
   }
   if (report.error) lines.push(`  error: ${report.error.message}`);
   return lines.join('\n');

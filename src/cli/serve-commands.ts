@@ -28,7 +28,11 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
         workers,
         startImportWorker: async (metrics) => {
           const thread = startImportThread(
-            { databaseUrl: config.databaseUrl, snapshotRetentionMs: config.snapshotRetentionMs },
+            {
+              databaseUrl: config.databaseUrl,
+              snapshotRetentionMs: config.snapshotRetentionMs,
+              tombstoneRetentionMs: config.tombstoneRetentionMs,
+            },
             logger,
             (report) => metrics.observeImport(report),
           );

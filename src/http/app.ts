@@ -122,6 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     compressed: new CompressedBodyCache(Math.max(16 * 1024 * 1024, config.chunkCacheBytes / 2)),
     keyLimiter: new RateLimiter(counter, config.rateLimitPerMinute, deps.logger),
     sandboxLimiter: new RateLimiter(counter, config.sandboxRateLimitPerMinute, deps.logger),
+    snapshotRetentionMs: config.snapshotRetentionMs,
   });
 
   registerOpsRoutes(fastify, store, metrics);

@@ -12,6 +12,10 @@ export const ERROR_CATALOG = {
   unauthorized: { status: 401, message: 'The API key is not valid: it is unknown, malformed or revoked.' },
   not_found: { status: 404, message: 'There is nothing at this path.' },
   method_not_allowed: { status: 405, message: 'Only GET, HEAD and OPTIONS are allowed here.' },
+  snapshot_expired: {
+    status: 410,
+    message: 'That snapshot is unknown or no longer kept. Start the download over, without the snapshot parameter.',
+  },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   uri_too_long: { status: 414, message: 'The URL is longer than 8192 characters.' },
   header_too_large: { status: 431, message: 'The request headers are too large.' },

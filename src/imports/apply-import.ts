@@ -8,6 +8,7 @@ import { KIND_SPECS } from '../domain/kinds.js';
 import { writeRecords, type RecordInput } from '../snapshots/write-records.js';
 import { DuplicateIdError, StoreUnavailableError, type ImportJob, type Store } from '../store/store.js';
 import { resolveMapping } from './column-mapping.js';
+import { guardTrips, previousCount, readGuard } from './deletion-guard.js';
 import { ImportError } from './import-error.js';
 import type { ImportReport } from './import-report.js';
 import { extractFields, Warnings } from './normalise.js';
@@ -17,6 +18,8 @@ export interface ApplyOptions {
   /** Called after each batch with rows and raw bytes read so far. */
   onProgress?: (rowsRead: number, bytesRead: number) => void | Promise<void>;
   maxCellBytes?: number;
+  /** How long tombstones of removed records are kept. */
+  tombstoneRetentionMs?: number;
 }
 
 export async function applyImport(store: Store, job: ImportJob, options: ApplyOptions = {}): Promise<ImportReport> {
@@ -37,6 +40,8 @@ export async function applyImport(store: Store, job: ImportJob, options: ApplyOp
     updated: 0,
     unchanged: 0,
     deleted: 0,
+    deleted_examples: [],
+    guard: null,
     warnings: { count: 0, items: warnings.items },
     bytes: job.sizeBytes,
     duration_ms: 0,
@@ -76,10 +81,24 @@ export async function applyImport(store: Store, job: ImportJob, options: ApplyOp
       updated: staged.changes.updated,
       unchanged: staged.changes.unchanged,
       deleted: staged.changes.deleted,
+      deleted_examples: staged.changes.deletedExamples,
       status: 'succeeded',
     });
+    const guard = await readGuard(store, job.companyId);
+    if (guardTrips(guard, staged.changes)) {
+      report.status = 'awaiting_confirmation';
+      report.guard = {
+        would_remove: staged.changes.deleted,
+        of: previousCount(staged.changes),
+        min_records: guard.minRecords,
+        max_fraction: guard.maxFraction,
+      };
+      finish(report, warnings, started, csv);
+      await store.holdImport(job.id, staged.snapshotId, report);
+      return report;
+    }
     finish(report, warnings, started, csv);
-    await store.publishSnapshot(staged.snapshotId, { importId: job.id, report });
+    await store.publishSnapshot(staged.snapshotId, { importId: job.id, report }, { tombstoneRetentionMs: options.tombstoneRetentionMs });
     return report;
   } catch (err) {
     if (err instanceof ImportError) {

@@ -5,7 +5,7 @@ export interface ImportReport {
   import_id: number;
   kind: string;
   filename: string;
-  status: 'succeeded' | 'failed' | 'awaiting_confirmation';
+  status: 'succeeded' | 'failed' | 'awaiting_confirmation' | 'rejected';
   encoding: string | null;
   delimiter: string | null;
   columns: number;
@@ -16,6 +16,10 @@ export interface ImportReport {
   updated: number;
   unchanged: number;
   deleted: number;
+  /** Some of the removed records' id_erp (up to 5). */
+  deleted_examples: string[];
+  /** Set when the mass-deletion guard held the import. */
+  guard: { would_remove: number; of: number; min_records: number; max_fraction: number } | null;
   warnings: { count: number; items: ImportWarning[] };
   bytes: number;
   duration_ms: number;

@@ -12,6 +12,7 @@ import { ImportWorker } from './import-worker.js';
 interface ThreadData {
   databaseUrl: string;
   snapshotRetentionMs: number;
+  tombstoneRetentionMs: number;
 }
 
 type ThreadMessage =
@@ -61,6 +62,7 @@ async function threadMain(data: ThreadData) {
   const post = (m: ThreadMessage) => parentPort!.postMessage(m);
   const worker = new ImportWorker(store, {
     snapshotRetentionMs: data.snapshotRetentionMs,
+    tombstoneRetentionMs: data.tombstoneRetentionMs,
     events: {
       started: (job) => post({ type: 'started', importId: job.id }),
       finished: (job, report) => post({ type: 'finished', importId: job.id, report }),

@@ -58,7 +58,7 @@ export class ImportWorker {
 
   constructor(
     private readonly store: Store,
-    private readonly options: { pollMs?: number; snapshotRetentionMs: number; events?: WorkerEvents },
+    private readonly options: { pollMs?: number; snapshotRetentionMs: number; tombstoneRetentionMs?: number; events?: WorkerEvents },
   ) {}
 
   start() {
@@ -85,6 +85,7 @@ export class ImportWorker {
     this.options.events?.started?.(job);
     let lastBeat = 0;
     const report = await applyImport(this.store, job, {
+      tombstoneRetentionMs: this.options.tombstoneRetentionMs,
       onProgress: async (rowsRead, bytesRead) => {
         const now = Date.now();
         if (now - lastBeat < HEARTBEAT_EVERY_MS) return;

@@ -8,13 +8,24 @@ import { KINDS, type Kind } from '../domain/kinds.js';
 import { ChunkBuilder } from '../store/chunk-builder.js';
 import type { Chunk, RecordRef, SnapshotMeta } from '../store/store.js';
 import type { ChunkSource } from '../http/api/snapshot-reader.js';
+import { renderTombstones, type RenderedTombstone } from '../http/api/merged-page.js';
 import { sandboxDataset } from './sandbox-data.js';
 
 export interface SandboxSnapshot {
   meta: SnapshotMeta;
   chunks: Chunk[];
   records: Map<string, RecordRef>;
+  /** Fictitious removed records, so include_deleted can be tried. */
+  tombstones: RenderedTombstone[];
 }
+
+/** Ids of sandbox records "removed" by later imports; none exists in the data. */
+const REMOVED_IDS: Record<Kind, [string, string]> = {
+  clientes: ['C000900', 'C000901'],
+  articulos: ['BAJ000900', 'BAJ000901'],
+  obras: ['OB000900', 'OB000901'],
+  'avisos-correctivo': ['AV0000900', 'AV0000901'],
+};
 
 function buildKind(kind: Kind, id: number): SandboxSnapshot {
   const { columns, rows } = sandboxDataset()[kind];
@@ -47,8 +58,17 @@ function buildKind(kind: Kind, id: number): SandboxSnapshot {
     chunkStarts: builder.chunkStarts(),
     timeline: builder.timelineEntries(),
     columns: [...columns],
+    // The sandbox's last 'import': its newest record.
+    publishedAt: Math.max(...rows.map((r) => r.actualizadoAt)),
   };
-  return { meta, chunks, records };
+  // Removed by the second and by the latest of the sandbox's imports.
+  const times = meta.timeline.map((t) => t.at);
+  const [first, second] = REMOVED_IDS[kind];
+  const tombstones = renderTombstones([
+    { idErp: first, deletedAt: times[Math.min(1, times.length - 1)]! },
+    { idErp: second, deletedAt: times[times.length - 1]! },
+  ]);
+  return { meta, chunks, records, tombstones };
 }
 
 export class SandboxSnapshots implements ChunkSource {

@@ -118,6 +118,22 @@ export interface SnapshotMeta {
    */
   timeline: { at: number; firstPos: number }[];
   columns: string[];
+  /** When it became live (epoch ms); null while staged. */
+  publishedAt: number | null;
+}
+
+/** A record that an import removed, kept so incremental syncs learn of it. */
+export interface Tombstone {
+  idErp: string;
+  /** The time of the import that removed it. */
+  deletedAt: number;
+}
+
+/** What a client's `snapshot=<id>` names. */
+export interface SnapshotRef {
+  id: number;
+  state: 'staged' | 'live' | 'superseded';
+  supersededAt: number | null;
 }
 
 /**
@@ -138,6 +154,9 @@ export interface RecordRef {
   hash: Buffer;
   actualizadoAt: number;
 }
+
+/** Tombstones are kept at least this long by default (contract: at least 90 days). */
+export const DEFAULT_TOMBSTONE_RETENTION_MS = 90 * 24 * 3600 * 1000;
 
 export class ConflictError extends Error {}
 
@@ -194,6 +213,8 @@ export interface Store {
   getSetting(name: string): Promise<string | null>;
   /** Stores `value` unless a value exists; returns the stored one. */
   initSetting(name: string, value: string): Promise<string>;
+  /** Stores `value`, replacing any previous one. */
+  setSetting(name: string, value: string): Promise<void>;
 
   // Panel users
   createUser(input: { companyId: number; email: string; passwordHash: string }): Promise<User>;
@@ -227,6 +248,10 @@ export interface Store {
   heartbeatImport(id: number, progress: { rowsRead: number; bytesRead: number }): Promise<void>;
   /** Ends a running import as failed (nothing published). */
   failImport(id: number, error: string, report: unknown): Promise<void>;
+  /** Holds a running import's staged snapshot for an administrator's decision (the mass-deletion guard). */
+  holdImport(id: number, snapshotId: number, report: unknown): Promise<void>;
+  /** Rejects an import awaiting confirmation: its staged snapshot is discarded. Idempotent. */
+  rejectImport(id: number, report: unknown): Promise<void>;
   /**
    * Puts running imports whose worker is gone back in the queue (or fails them
    * after too many attempts). A worker is gone when `isGone(worker,
@@ -246,8 +271,20 @@ export interface Store {
   /**
    * Makes a staged snapshot the live one of its company and kind in one
    * transaction, ending its import (when given) as succeeded with `report`.
+   * In the same transaction it records the snapshot's tombstones: the live
+   * snapshot's tombstones still within `tombstoneRetentionMs` (default 90
+   * days) and not re-added, plus the live snapshot's records that the new one
+   * lacks, removed at the new snapshot's import time.
    */
-  publishSnapshot(snapshotId: number, finish?: { importId: number; report: unknown }): Promise<void>;
+  publishSnapshot(
+    snapshotId: number,
+    finish?: { importId: number; report: unknown },
+    options?: { tombstoneRetentionMs?: number },
+  ): Promise<void>;
+  /** The snapshot of a company and kind with this public id, whatever its state; null when unknown or swept. */
+  snapshotByPublicId(companyId: number, kind: Kind, publicId: string): Promise<SnapshotRef | null>;
+  /** A snapshot's tombstones, in list order (deletedAt, then id_erp in byte order). */
+  readTombstones(snapshotId: number): Promise<Tombstone[]>;
   /** Removes a staged snapshot that will never be published. */
   discardSnapshot(snapshotId: number): Promise<void>;
   /** The live snapshot's id, or null when the kind has never been imported. Hot path. */

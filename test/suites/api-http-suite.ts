@@ -261,7 +261,7 @@ export function apiHttpSuite(factory: StoreFactory) {
           const res = await request(url(`/v1/sandbox/${kind}?limit=1000`));
           assert.equal(res.status, 200);
           const body = res.json();
-          assert.deepEqual(Object.keys(body), ['ok', 'sandbox', 'total', 'limit', 'offset', 'has_more', 'next_offset', 'items']);
+          assert.deepEqual(Object.keys(body), ['ok', 'sandbox', 'total', 'limit', 'offset', 'has_more', 'next_offset', 'snapshot', 'items']);
           assert.equal(body.sandbox, true);
           assert.ok(body.total >= min, `${kind}: ${body.total}`);
           const detail = (await request(url(`/v1/sandbox/${kind}/${encodeURIComponent(body.items[0].id_erp)}`))).json();

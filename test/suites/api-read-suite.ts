@@ -82,7 +82,8 @@ export function apiReadSuite(factory: StoreFactory) {
     test('list envelope: keys, total, has_more and next_offset', async () => {
       const res = await get('/v1/clientes?limit=100&offset=200');
       const body = res.json();
-      assert.deepEqual(Object.keys(body), ['ok', 'total', 'limit', 'offset', 'has_more', 'next_offset', 'items']);
+      assert.deepEqual(Object.keys(body), ['ok', 'total', 'limit', 'offset', 'has_more', 'next_offset', 'snapshot', 'items']);
+      assert.match(body.snapshot, /^[0-9a-f]{16}$/);
       assert.equal(body.total, 252);
       assert.equal(body.items.length, 52);
       assert.equal(body.has_more, false);
@@ -187,7 +188,7 @@ export function apiReadSuite(factory: StoreFactory) {
 
     test('a kind never imported lists empty and has no records', async () => {
       const body = (await get('/v1/avisos-correctivo')).json();
-      assert.deepEqual(body, { ok: true, total: 0, limit: 100, offset: 0, has_more: false, next_offset: 0, items: [] });
+      assert.deepEqual(body, { ok: true, total: 0, limit: 100, offset: 0, has_more: false, next_offset: 0, snapshot: null, items: [] });
       assert.equal((await get('/v1/avisos-correctivo/AV1')).status, 404);
     });
 

@@ -3,6 +3,7 @@
  * sandbox. A list is the envelope written around item bytes read from the
  * snapshot's chunks; nothing is parsed or stringified per item.
  */
+import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KINDS, type Kind } from '../../domain/kinds.js';
 import type { RecordRef, SnapshotMeta, Store } from '../../store/store.js';
@@ -14,6 +15,7 @@ import { authenticate } from './api-auth.js';
 import { parseListQuery, type ListQuery } from './list-query.js';
 import { sendCacheable, type CompressedBodyCache } from './send-body.js';
 import { firstPositionSince, readItems, type ChunkSource } from './snapshot-reader.js';
+import { mergedPage, renderTombstones, type RenderedTombstone } from './merged-page.js';
 
 export interface ApiDeps {
   store: Store;
@@ -25,6 +27,8 @@ export interface ApiDeps {
   keyLimiter: RateLimiter;
   /** Per client address, for the sandbox. */
   sandboxLimiter: RateLimiter;
+  /** How long a superseded snapshot can still be pinned with `snapshot=`. */
+  snapshotRetentionMs: number;
 }
 
 const REAL_CACHE = 'private, max-age=300';
@@ -40,6 +44,8 @@ interface View {
   meta: SnapshotMeta | null;
   source: ChunkSource;
   sandbox: boolean;
+  /** The reader's company; null on the sandbox. */
+  companyId: number | null;
   meter: { charge(): Promise<void>; observe(): Promise<void> };
 }
 
@@ -64,14 +70,78 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
     const credential = await authenticate(request, deps.credentials, 'read');
     const snapshotId = await deps.store.liveSnapshotId(credential.companyId, kind);
     const meta = snapshotId === null ? null : await deps.chunkSource.meta(snapshotId);
-    return { meta, source: deps.chunkSource, sandbox: false, meter: meterFor(deps.keyLimiter, reply, `key:${credential.prefix}`) };
+    return {
+      meta,
+      source: deps.chunkSource,
+      sandbox: false,
+      companyId: credential.companyId,
+      meter: meterFor(deps.keyLimiter, reply, `key:${credential.prefix}`),
+    };
   };
   const sandboxView = async (request: FastifyRequest, reply: FastifyReply, kind: Kind): Promise<View> => ({
     meta: deps.sandbox.byKind[kind].meta,
     source: deps.sandbox,
     sandbox: true,
+    companyId: null,
     meter: meterFor(deps.sandboxLimiter, reply, `ip:${request.ip}`),
   });
+
+  /** The snapshot a `snapshot=` parameter names, while it is kept; else 410. */
+  const pinned = async (v: View, kind: Kind, publicId: string): Promise<SnapshotMeta> => {
+    if (v.sandbox) {
+      if (v.meta && v.meta.publicId === publicId) return v.meta;
+      throw new ApiError('snapshot_expired');
+    }
+    const ref = await deps.store.snapshotByPublicId(v.companyId!, kind, publicId);
+    const expired =
+      !ref ||
+      ref.state === 'staged' ||
+      (ref.state === 'superseded' && (ref.supersededAt ?? 0) + deps.snapshotRetentionMs < Date.now());
+    const meta = expired ? null : await deps.chunkSource.meta(ref.id);
+    if (!meta) throw new ApiError('snapshot_expired');
+    return meta;
+  };
+
+  const tombstoneCache = new Map<number, Promise<RenderedTombstone[]>>();
+  const tombstonesOf = (v: View, meta: SnapshotMeta): Promise<RenderedTombstone[]> => {
+    if (v.sandbox) return Promise.resolve(deps.sandbox.byKind[meta.kind].tombstones);
+    let hit = tombstoneCache.get(meta.id);
+    if (!hit) {
+      // A snapshot's tombstones never change: cache them by snapshot, a few dozen at most.
+      if (tombstoneCache.size >= 64) tombstoneCache.delete(tombstoneCache.keys().next().value!);
+      hit = deps.store.readTombstones(meta.id).then(renderTombstones);
+      hit.catch(() => tombstoneCache.delete(meta.id));
+      tombstoneCache.set(meta.id, hit);
+    }
+    return hit;
+  };
+
+  for (const sandbox of [false, true]) {
+    const base = sandbox ? '/v1/sandbox' : '/v1';
+    app.get(`${base}/estado`, async (request, reply) => {
+      const { meter, companyId } = await (sandbox ? sandboxView : realView)(request, reply, 'clientes');
+      const kinds: Record<string, { total: number; importado_at: string | null; snapshot: string | null }> = {};
+      for (const kind of KINDS) {
+        const meta = sandbox
+          ? deps.sandbox.byKind[kind].meta
+          : await liveMeta(deps, companyId!, kind);
+        kinds[kind] = {
+          total: meta?.count ?? 0,
+          importado_at: meta?.publishedAt ? new Date(meta.publishedAt).toISOString() : null,
+          snapshot: meta?.publicId ?? null,
+        };
+      }
+      const body = Buffer.from(JSON.stringify(sandbox ? { ok: true, sandbox: true, kinds } : { ok: true, kinds }));
+      return sendCacheable(request, reply, deps.compressed, {
+        tag: `e${createHash('sha1').update(body).digest('hex').slice(0, 20)}`,
+        cacheControl: sandbox ? SANDBOX_CACHE : 'private, max-age=0, must-revalidate',
+        vary: sandbox ? SANDBOX_VARY : REAL_VARY,
+        meter,
+        pieces: () => [body],
+      });
+    });
+    registerOtherMethods(app, `${base}/estado`, otherMethods);
+  }
 
   for (const kind of KINDS) {
     for (const sandbox of [false, true]) {
@@ -81,7 +151,9 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
       app.get(base, async (request, reply) => {
         const v = await view(request, reply, kind);
         const query = await charged(v, () => parseListQuery(request.query as Record<string, string | string[]>));
-        return sendList(request, reply, deps, v, query);
+        const meta = query.snapshot === null ? v.meta : await charged(v, () => pinned(v, kind, query.snapshot!));
+        const tombstones = query.includeDeleted && meta ? await tombstonesOf(v, meta) : null;
+        return sendList(request, reply, deps, { ...v, meta }, query, tombstones);
       });
 
       app.get<{ Params: { id_erp: string } }>(`${base}/:id_erp`, async (request, reply) => {
@@ -95,30 +167,35 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
         return sendDetail(request, reply, deps, v, v.meta!, record);
       });
 
-      for (const url of [base, `${base}/:id_erp`]) {
-        app.options(url, async (_request, reply) => {
-          reply.header('Access-Control-Allow-Methods', ALLOWED_METHODS);
-          reply.header('Access-Control-Allow-Headers', 'Authorization, X-API-Key, If-None-Match, X-Request-Id');
-          reply.header('Access-Control-Max-Age', '86400');
-          reply.header('Allow', ALLOWED_METHODS);
-          return reply.code(204).send();
-        });
-        // Answered in onRequest, before any body is read or parsed.
-        app.route({
-          method: otherMethods,
-          url,
-          onRequest: async (_request, reply) => {
-            reply.header('Allow', ALLOWED_METHODS);
-            return sendError(
-              reply,
-              new ApiError('method_not_allowed', `Only ${ALLOWED_METHODS} are allowed on this path.`),
-            );
-          },
-          handler: async () => undefined,
-        });
-      }
+      for (const url of [base, `${base}/:id_erp`]) registerOtherMethods(app, url, otherMethods);
     }
   }
+}
+
+/** OPTIONS (CORS preflight) and 405 for every other method on an API path. */
+function registerOtherMethods(app: FastifyInstance, url: string, otherMethods: string[]) {
+  app.options(url, async (_request, reply) => {
+    reply.header('Access-Control-Allow-Methods', ALLOWED_METHODS);
+    reply.header('Access-Control-Allow-Headers', 'Authorization, X-API-Key, If-None-Match, X-Request-Id');
+    reply.header('Access-Control-Max-Age', '86400');
+    reply.header('Allow', ALLOWED_METHODS);
+    return reply.code(204).send();
+  });
+  // Answered in onRequest, before any body is read or parsed.
+  app.route({
+    method: otherMethods,
+    url,
+    onRequest: async (_request, reply) => {
+      reply.header('Allow', ALLOWED_METHODS);
+      return sendError(reply, new ApiError('method_not_allowed', `Only ${ALLOWED_METHODS} are allowed on this path.`));
+    },
+    handler: async () => undefined,
+  });
+}
+
+async function liveMeta(deps: ApiDeps, companyId: number, kind: Kind): Promise<SnapshotMeta | null> {
+  const id = await deps.store.liveSnapshotId(companyId, kind);
+  return id === null ? null : deps.chunkSource.meta(id);
 }
 
 async function findRecord(deps: ApiDeps, v: View, idErp: string): Promise<RecordRef | null> {
@@ -126,27 +203,40 @@ async function findRecord(deps: ApiDeps, v: View, idErp: string): Promise<Record
   return deps.store.findRecord(v.meta!.id, idErp);
 }
 
-function sendList(request: FastifyRequest, reply: FastifyReply, deps: ApiDeps, v: View, q: ListQuery) {
+function sendList(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: ApiDeps,
+  v: View,
+  q: ListQuery,
+  tombstones: readonly RenderedTombstone[] | null,
+) {
   const meta = v.meta;
-  const count = meta?.count ?? 0;
-  const first = meta && q.updatedSince !== null ? firstPositionSince(meta, q.updatedSince) : 0;
-  const total = count - first;
-  const start = Math.min(first + q.offset, count);
-  const end = Math.min(start + q.limit, count);
-  const returned = end - start;
-  const nextOffset = q.offset + returned;
-  const tag = `${meta?.publicId ?? 'empty'}.${q.limit}.${q.offset}.${q.updatedSince ?? ''}`;
+  const tag = `${meta?.publicId ?? 'empty'}.${q.limit}.${q.offset}.${q.updatedSince ?? ''}${tombstones ? '.d' : ''}`;
+  const envelope = (total: number, returned: number) => {
+    const nextOffset = q.offset + returned;
+    return (
+      `{"ok":true,${v.sandbox ? '"sandbox":true,' : ''}"total":${total},"limit":${q.limit},` +
+      `"offset":${q.offset},"has_more":${nextOffset < total},"next_offset":${nextOffset},` +
+      `"snapshot":${meta ? JSON.stringify(meta.publicId) : 'null'},"items":[`
+    );
+  };
   return sendCacheable(request, reply, deps.compressed, {
     tag,
     cacheControl: v.sandbox ? SANDBOX_CACHE : REAL_CACHE,
     vary: v.sandbox ? SANDBOX_VARY : REAL_VARY,
     meter: v.meter,
     pieces: async () => {
-      const head =
-        `{"ok":true,${v.sandbox ? '"sandbox":true,' : ''}"total":${total},"limit":${q.limit},` +
-        `"offset":${q.offset},"has_more":${nextOffset < total},"next_offset":${nextOffset},"items":[`;
+      if (tombstones) {
+        const page = await mergedPage(v.source, meta, tombstones, q.updatedSince, q.offset, q.limit);
+        return [Buffer.from(envelope(page.total, page.returned)), ...page.pieces, ITEMS_CLOSE];
+      }
+      const count = meta?.count ?? 0;
+      const first = meta && q.updatedSince !== null ? firstPositionSince(meta, q.updatedSince) : 0;
+      const start = Math.min(first + q.offset, count);
+      const end = Math.min(start + q.limit, count);
       const items = meta ? await readItems(v.source, meta, start, end) : [];
-      return [Buffer.from(head), ...items, ITEMS_CLOSE];
+      return [Buffer.from(envelope(count - first, end - start)), ...items, ITEMS_CLOSE];
     },
   });
 }

@@ -10,6 +10,10 @@ export interface ListQuery {
   offset: number;
   /** Epoch ms, already rounded up to whole milliseconds; null when absent. */
   updatedSince: number | null;
+  /** Add tombstones of removed records (include_deleted=true). */
+  includeDeleted: boolean;
+  /** A pinned snapshot's public id, or null for the live one. */
+  snapshot: string | null;
 }
 
 export const DEFAULT_LIMIT = 100;
@@ -29,6 +33,8 @@ export function parseListQuery(query: RawQuery): ListQuery {
   const limitRaw = single(query, 'limit');
   const offsetRaw = single(query, 'offset');
   const sinceRaw = single(query, 'updated_since');
+  const deletedRaw = single(query, 'include_deleted');
+  const snapshotRaw = single(query, 'snapshot');
 
   let limit = DEFAULT_LIMIT;
   if (limitRaw !== undefined) {
@@ -60,7 +66,24 @@ export function parseListQuery(query: RawQuery): ListQuery {
       );
     }
   }
-  return { limit, offset, updatedSince };
+  let includeDeleted = false;
+  if (deletedRaw !== undefined) {
+    if (deletedRaw !== 'true' && deletedRaw !== 'false') {
+      throw new ApiError('invalid_parameter', `The parameter "include_deleted" must be true or false; got "${clip(deletedRaw)}".`);
+    }
+    includeDeleted = deletedRaw === 'true';
+  }
+  let snapshot: string | null = null;
+  if (snapshotRaw !== undefined) {
+    if (!/^[A-Za-z0-9-]{1,64}$/.test(snapshotRaw)) {
+      throw new ApiError(
+        'invalid_parameter',
+        `The parameter "snapshot" must be the "snapshot" value of a list response; got "${clip(snapshotRaw)}".`,
+      );
+    }
+    snapshot = snapshotRaw;
+  }
+  return { limit, offset, updatedSince, includeDeleted, snapshot };
 }
 
 /** Keeps echoed input short and printable in messages. */

@@ -79,7 +79,8 @@ export class CachedChunkSource implements ChunkSource {
     const hit = this.metas.get(snapshotId);
     if (hit) return hit;
     const meta = await this.store.snapshotMeta(snapshotId);
-    if (meta) {
+    // Cached only once published: a staged snapshot's meta still lacks its publication time.
+    if (meta && meta.publishedAt !== null) {
       // Metas are small; a few hundred cover every live and recently superseded snapshot.
       if (this.metas.size >= 512) this.metas.delete(this.metas.keys().next().value!);
       this.metas.set(snapshotId, meta);

@@ -131,6 +131,23 @@ export async function failImport(db: Db, id: number, error: string, report: unkn
   ]);
 }
 
+export async function holdImport(db: Db, id: number, snapshotId: number, report: unknown) {
+  await db.run(
+    `UPDATE imports SET status = 'awaiting_confirmation', snapshot_id = $1, report = $2, finished_at = $3 WHERE id = $4`,
+    [snapshotId, JSON.stringify(report), Date.now(), id],
+  );
+}
+
+/** Marks a held import rejected; returns the snapshot to discard, or null when it was not held. */
+export async function rejectImport(db: Db, id: number, report: unknown): Promise<number | null> {
+  const r = await db.one<{ snapshot_id: number | null }>(
+    `UPDATE imports SET status = 'rejected', finished_at = $1, report = $2
+     WHERE id = $3 AND status = 'awaiting_confirmation' RETURNING snapshot_id`,
+    [Date.now(), JSON.stringify(report), id],
+  );
+  return r?.snapshot_id ?? null;
+}
+
 export async function recoverImports(
   db: Db,
   isGone: (worker: string, heartbeatAt: number) => boolean,

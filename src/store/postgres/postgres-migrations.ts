@@ -125,6 +125,18 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   EXCEPTION WHEN feature_not_supported OR syntax_error THEN NULL; -- no lz4, or a server before 14
   END $$;
   `,
+  // Incremental sync: the import time of each snapshot, when it went live, and
+  // the records removed by recent imports (issue 9).
+  `
+  ALTER TABLE snapshots ADD COLUMN import_at BIGINT;
+  ALTER TABLE snapshots ADD COLUMN published_at BIGINT;
+  CREATE TABLE snapshot_tombstones (
+    snapshot_id BIGINT NOT NULL,
+    id_erp TEXT COLLATE "C" NOT NULL,
+    deleted_at BIGINT NOT NULL,
+    PRIMARY KEY (snapshot_id, id_erp)
+  );
+  `,
 ];
 
 /** Applies the migrations not yet recorded, under the migration lock. Idempotent. */

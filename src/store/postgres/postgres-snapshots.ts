@@ -13,7 +13,10 @@ import { finishItem } from '../../domain/item-renderer.js';
 import type { Kind } from '../../domain/kinds.js';
 import { ChunkBuilder, decodeUint32s, encodeUint32s } from '../chunk-builder.js';
 import {
+  DEFAULT_TOMBSTONE_RETENTION_MS,
   DuplicateIdError,
+  type SnapshotRef,
+  type Tombstone,
   type Chunk,
   type RecordRef,
   type SnapshotChanges,
@@ -46,9 +49,9 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
         [spec.companyId, spec.kind],
       );
       const { id: snapshotId } = (await c.one<{ id: number }>(
-        `INSERT INTO snapshots (public_id, company_id, kind, import_id, state, created_at, columns)
-         VALUES ($1, $2, $3, $4, 'staging', $5, $6) RETURNING id`,
-        [newPublicId(), spec.companyId, spec.kind, spec.importId, Date.now(), JSON.stringify(spec.columns)],
+        `INSERT INTO snapshots (public_id, company_id, kind, import_id, state, created_at, columns, import_at)
+         VALUES ($1, $2, $3, $4, 'staging', $5, $6, $7) RETURNING id`,
+        [newPublicId(), spec.companyId, spec.kind, spec.importId, Date.now(), JSON.stringify(spec.columns), spec.at],
       ))!;
       // `rid` keeps the order records arrived in, to name the first of duplicates.
       await c.run(`CREATE TEMP TABLE stage (
@@ -174,15 +177,25 @@ async function writeChunks(c: Conn, snapshotId: number, chunks: Chunk[]) {
   await copyIn(c, 'chunks', ['snapshot_id', 'chunk_no', 'first_pos', 'offsets', 'bytes'], encoded());
 }
 
-export async function publishSnapshot(db: Db, snapshotId: number, finish?: { importId: number; report: unknown }) {
+export async function publishSnapshot(
+  db: Db,
+  snapshotId: number,
+  finish?: { importId: number; report: unknown },
+  tombstoneRetentionMs = DEFAULT_TOMBSTONE_RETENTION_MS,
+) {
   await db.tx(async (c) => {
-    const snap = await c.one<{ company_id: number; kind: Kind; state: string }>(
-      'SELECT company_id, kind, state FROM snapshots WHERE id = $1 FOR UPDATE',
+    const snap = await c.one<{ company_id: number; kind: Kind; state: string; import_at: number | null }>(
+      'SELECT company_id, kind, state, import_at FROM snapshots WHERE id = $1 FOR UPDATE',
       [snapshotId],
     );
     if (!snap || snap.state !== 'staged') throw new Error(`snapshot ${snapshotId} is not staged`);
     const now = Date.now();
-    // The pointer's row lock orders concurrent publishes of one company and kind.
+    // Locks the pointer row first: concurrent publishes of one company and kind queue here.
+    const prev = await c.one<{ snapshot_id: number }>(
+      'SELECT snapshot_id FROM live_snapshots WHERE company_id = $1 AND kind = $2 FOR UPDATE',
+      [snap.company_id, snap.kind],
+    );
+    if (prev) await writeTombstones(c, prev.snapshot_id, snapshotId, snap.import_at ?? now, now - tombstoneRetentionMs);
     await c.run(
       `INSERT INTO live_snapshots (company_id, kind, snapshot_id) VALUES ($1, $2, $3)
        ON CONFLICT (company_id, kind) DO UPDATE SET snapshot_id = excluded.snapshot_id`,
@@ -193,7 +206,7 @@ export async function publishSnapshot(db: Db, snapshotId: number, finish?: { imp
        WHERE company_id = $1 AND kind = $2 AND state = 'live'`,
       [snap.company_id, snap.kind, now],
     );
-    await c.run(`UPDATE snapshots SET state = 'live' WHERE id = $1`, [snapshotId]);
+    await c.run(`UPDATE snapshots SET state = 'live', published_at = $2 WHERE id = $1`, [snapshotId, now]);
     if (finish) {
       await c.run(
         `UPDATE imports SET status = 'succeeded', finished_at = $1, report = $2, snapshot_id = $3, error = NULL WHERE id = $4`,
@@ -203,6 +216,45 @@ export async function publishSnapshot(db: Db, snapshotId: number, finish?: { imp
   });
 }
 
+/**
+ * The new snapshot's tombstones: the previous one's that are recent enough
+ * and not back, plus the previous records the new snapshot lacks.
+ */
+async function writeTombstones(c: Conn, prev: number, next: number, removedAt: number, keepAfter: number) {
+  await c.run(
+    `INSERT INTO snapshot_tombstones (snapshot_id, id_erp, deleted_at)
+     SELECT $1, t.id_erp, t.deleted_at FROM snapshot_tombstones t
+     WHERE t.snapshot_id = $2 AND t.deleted_at >= $3
+       AND NOT EXISTS (SELECT 1 FROM records r WHERE r.snapshot_id = $1 AND r.id_erp = t.id_erp)`,
+    [next, prev, keepAfter],
+  );
+  await c.run(
+    `INSERT INTO snapshot_tombstones (snapshot_id, id_erp, deleted_at)
+     SELECT $1, p.id_erp, $3 FROM records p
+     WHERE p.snapshot_id = $2 AND NOT EXISTS (SELECT 1 FROM records r WHERE r.snapshot_id = $1 AND r.id_erp = p.id_erp)
+     ON CONFLICT (snapshot_id, id_erp) DO UPDATE SET deleted_at = excluded.deleted_at`,
+    [next, prev, removedAt],
+  );
+}
+
+export async function snapshotByPublicId(db: Db, companyId: number, kind: Kind, publicId: string): Promise<SnapshotRef | null> {
+  if (publicId.includes('\0')) return null;
+  const r = await db.one<{ id: number; state: SnapshotRef['state']; superseded_at: number | null }>(
+    `SELECT id, state, superseded_at FROM snapshots
+     WHERE public_id = $1 AND company_id = $2 AND kind = $3 AND state IN ('staged', 'live', 'superseded')`,
+    [publicId, companyId, kind],
+  );
+  return r ? { id: r.id, state: r.state, supersededAt: r.superseded_at } : null;
+}
+
+export async function readTombstones(db: Db, snapshotId: number): Promise<Tombstone[]> {
+  const rows = await db.rows<{ id_erp: string; deleted_at: number }>(
+    'SELECT id_erp, deleted_at FROM snapshot_tombstones WHERE snapshot_id = $1 ORDER BY deleted_at, id_erp',
+    [snapshotId],
+  );
+  return rows.map((r) => ({ idErp: r.id_erp, deletedAt: r.deleted_at }));
+}
+
 /** Removes a snapshot that is not live, with its records and chunks; false when there was none. */
 export async function discardSnapshot(db: Db, snapshotId: number): Promise<boolean> {
   return db.tx(
@@ -210,6 +262,7 @@ export async function discardSnapshot(db: Db, snapshotId: number): Promise<boole
       if ((await c.run(`DELETE FROM snapshots WHERE id = $1 AND state <> 'live'`, [snapshotId])) === 0) return false;
       await c.run('DELETE FROM chunks WHERE snapshot_id = $1', [snapshotId]);
       await c.run('DELETE FROM records WHERE snapshot_id = $1', [snapshotId]);
+      await c.run('DELETE FROM snapshot_tombstones WHERE snapshot_id = $1', [snapshotId]);
       return true;
     },
     { unbounded: true },
@@ -228,9 +281,9 @@ export async function liveSnapshotId(db: Db, companyId: number, kind: Kind): Pro
 export async function snapshotMeta(db: Db, snapshotId: number): Promise<SnapshotMeta | null> {
   const r = await db.one<{
     id: number; public_id: string; company_id: number; kind: Kind; record_count: number; created_at: number;
-    chunk_starts: Buffer; timeline: string; columns: string;
+    chunk_starts: Buffer; timeline: string; columns: string; published_at: number | null;
   }>(
-    `SELECT id, public_id, company_id, kind, record_count, created_at, chunk_starts, timeline, columns
+    `SELECT id, public_id, company_id, kind, record_count, created_at, chunk_starts, timeline, columns, published_at
      FROM snapshots WHERE id = $1 AND state IN ('staged', 'live', 'superseded')`,
     [snapshotId],
     'mirador_snapshot_meta',
@@ -246,6 +299,7 @@ export async function snapshotMeta(db: Db, snapshotId: number): Promise<Snapshot
     chunkStarts: decodeUint32s(r.chunk_starts),
     timeline: JSON.parse(r.timeline),
     columns: JSON.parse(r.columns),
+    publishedAt: r.published_at,
   };
 }
 

@@ -137,6 +137,13 @@ export class PostgresStore implements Store {
     return (await this.db.one<{ value: string }>('SELECT value FROM settings WHERE name = $1', [name]))?.value ?? null;
   }
 
+  async setSetting(name: string, value: string): Promise<void> {
+    await this.db.run(
+      'INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
+      [name, value],
+    );
+  }
+
   async initSetting(name: string, value: string): Promise<string> {
     // Two statements on purpose: when another instance inserts first, the
     // INSERT waits for it and does nothing, and only a new statement sees its row.
@@ -222,6 +229,16 @@ export class PostgresStore implements Store {
     return imports.failImport(this.db, id, error, report);
   }
 
+  holdImport(id: number, snapshotId: number, report: unknown): Promise<void> {
+    return imports.holdImport(this.db, id, snapshotId, report);
+  }
+
+  async rejectImport(id: number, report: unknown): Promise<void> {
+    // The import is marked first: a crash in between leaves an unpublished snapshot the sweep removes.
+    const snapshotId = await imports.rejectImport(this.db, id, report);
+    if (snapshotId !== null) await snapshots.discardSnapshot(this.db, snapshotId);
+  }
+
   recoverImports(isGone: (worker: string, heartbeatAt: number) => boolean, maxAttempts: number): Promise<number> {
     return imports.recoverImports(this.db, isGone, maxAttempts);
   }
@@ -232,8 +249,16 @@ export class PostgresStore implements Store {
     return snapshots.writeSnapshot(this.db, spec, records);
   }
 
-  publishSnapshot(snapshotId: number, finish?: { importId: number; report: unknown }) {
-    return snapshots.publishSnapshot(this.db, snapshotId, finish);
+  publishSnapshot(snapshotId: number, finish?: { importId: number; report: unknown }, options?: { tombstoneRetentionMs?: number }) {
+    return snapshots.publishSnapshot(this.db, snapshotId, finish, options?.tombstoneRetentionMs);
+  }
+
+  snapshotByPublicId(companyId: number, kind: Kind, publicId: string) {
+    return snapshots.snapshotByPublicId(this.db, companyId, kind, publicId);
+  }
+
+  readTombstones(snapshotId: number) {
+    return snapshots.readTombstones(this.db, snapshotId);
   }
 
   async discardSnapshot(snapshotId: number) {

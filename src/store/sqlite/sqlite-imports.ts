@@ -104,6 +104,22 @@ export function failImport(db: Database, id: number, error: string, report: unkn
     .run(Date.now(), error, JSON.stringify(report), id);
 }
 
+export function holdImport(db: Database, id: number, snapshotId: number, report: unknown) {
+  db.prepare(`UPDATE imports SET status = 'awaiting_confirmation', snapshot_id = ?, report = ?, finished_at = ? WHERE id = ?`)
+    .run(snapshotId, JSON.stringify(report), Date.now(), id);
+}
+
+export function rejectImport(db: Database, id: number, report: unknown, discard: (snapshotId: number) => void) {
+  db.transaction(() => {
+    const row = db.prepare(`SELECT snapshot_id FROM imports WHERE id = ? AND status = 'awaiting_confirmation'`).get(id) as
+      | { snapshot_id: number | null }
+      | undefined;
+    if (!row) return;
+    db.prepare(`UPDATE imports SET status = 'rejected', finished_at = ?, report = ? WHERE id = ?`).run(Date.now(), JSON.stringify(report), id);
+    if (row.snapshot_id !== null) discard(row.snapshot_id);
+  })();
+}
+
 export function recoverImports(
   db: Database,
   isGone: (worker: string, heartbeatAt: number) => boolean,

@@ -103,4 +103,16 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     UNIQUE (snapshot_id, chunk_no)
   );
   `,
+  // Incremental sync: the import time of each snapshot, when it went live, and
+  // the records removed by recent imports (issue 9).
+  `
+  ALTER TABLE snapshots ADD COLUMN import_at INTEGER;
+  ALTER TABLE snapshots ADD COLUMN published_at INTEGER;
+  CREATE TABLE snapshot_tombstones (
+    snapshot_id INTEGER NOT NULL,
+    id_erp TEXT NOT NULL,
+    deleted_at INTEGER NOT NULL,
+    PRIMARY KEY (snapshot_id, id_erp)
+  ) WITHOUT ROWID;
+  `,
 ];

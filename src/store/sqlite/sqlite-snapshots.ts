@@ -10,8 +10,11 @@ import { finishItem } from '../../domain/item-renderer.js';
 import type { Kind } from '../../domain/kinds.js';
 import { ChunkBuilder, decodeUint32s, encodeUint32s } from '../chunk-builder.js';
 import {
+  DEFAULT_TOMBSTONE_RETENTION_MS,
   DuplicateIdError,
   type Chunk,
+  type SnapshotRef,
+  type Tombstone,
   type RecordRef,
   type SnapshotChanges,
   type SnapshotMeta,
@@ -41,10 +44,10 @@ export async function writeSnapshot(
   const snapshotId = Number(
     db
       .prepare(
-        `INSERT INTO snapshots (public_id, company_id, kind, import_id, state, created_at, columns)
-         VALUES (?, ?, ?, ?, 'staging', ?, ?)`,
+        `INSERT INTO snapshots (public_id, company_id, kind, import_id, state, created_at, columns, import_at)
+         VALUES (?, ?, ?, ?, 'staging', ?, ?, ?)`,
       )
-      .run(newPublicId(), spec.companyId, spec.kind, spec.importId, Date.now(), JSON.stringify(spec.columns))
+      .run(newPublicId(), spec.companyId, spec.kind, spec.importId, Date.now(), JSON.stringify(spec.columns), spec.at)
       .lastInsertRowid,
   );
   // A TEMP table lives in SQLite's temporary database: no WAL traffic, gone with the connection.
@@ -152,13 +155,23 @@ function layOut(db: Database, stage: string, snapshotId: number) {
   })();
 }
 
-export function publishSnapshot(db: Database, snapshotId: number, finish?: { importId: number; report: unknown }) {
+export function publishSnapshot(
+  db: Database,
+  snapshotId: number,
+  finish?: { importId: number; report: unknown },
+  tombstoneRetentionMs = DEFAULT_TOMBSTONE_RETENTION_MS,
+) {
   db.transaction(() => {
-    const snap = db.prepare('SELECT company_id, kind, state FROM snapshots WHERE id = ?').get(snapshotId) as
-      | { company_id: number; kind: Kind; state: string }
+    const snap = db.prepare('SELECT company_id, kind, state, import_at FROM snapshots WHERE id = ?').get(snapshotId) as
+      | { company_id: number; kind: Kind; state: string; import_at: number | null }
       | undefined;
     if (!snap || snap.state !== 'staged') throw new Error(`snapshot ${snapshotId} is not staged`);
     const now = Date.now();
+    const prev = db
+      .prepare('SELECT snapshot_id FROM live_snapshots WHERE company_id = ? AND kind = ?')
+      .pluck()
+      .get(snap.company_id, snap.kind) as number | undefined;
+    if (prev !== undefined) writeTombstones(db, prev, snapshotId, snap.import_at ?? now, now - tombstoneRetentionMs);
     db.prepare(
       `UPDATE snapshots SET state = 'superseded', superseded_at = ?
        WHERE id = (SELECT snapshot_id FROM live_snapshots WHERE company_id = ? AND kind = ?)`,
@@ -167,7 +180,7 @@ export function publishSnapshot(db: Database, snapshotId: number, finish?: { imp
       `INSERT INTO live_snapshots (company_id, kind, snapshot_id) VALUES (?, ?, ?)
        ON CONFLICT (company_id, kind) DO UPDATE SET snapshot_id = excluded.snapshot_id`,
     ).run(snap.company_id, snap.kind, snapshotId);
-    db.prepare(`UPDATE snapshots SET state = 'live' WHERE id = ?`).run(snapshotId);
+    db.prepare(`UPDATE snapshots SET state = 'live', published_at = ? WHERE id = ?`).run(now, snapshotId);
     if (finish) {
       db.prepare(
         `UPDATE imports SET status = 'succeeded', finished_at = ?, report = ?, snapshot_id = ?, error = NULL WHERE id = ?`,
@@ -176,25 +189,62 @@ export function publishSnapshot(db: Database, snapshotId: number, finish?: { imp
   })();
 }
 
+/**
+ * The new snapshot's tombstones: the previous one's that are recent enough
+ * and not back, plus the previous records the new snapshot lacks.
+ */
+function writeTombstones(db: Database, prev: number, next: number, removedAt: number, keepAfter: number) {
+  db.prepare(
+    `INSERT INTO snapshot_tombstones (snapshot_id, id_erp, deleted_at)
+     SELECT ?, t.id_erp, t.deleted_at FROM snapshot_tombstones t
+     WHERE t.snapshot_id = ? AND t.deleted_at >= ?
+       AND NOT EXISTS (SELECT 1 FROM records r WHERE r.snapshot_id = ? AND r.id_erp = t.id_erp)`,
+  ).run(next, prev, keepAfter, next);
+  db.prepare(
+    `INSERT INTO snapshot_tombstones (snapshot_id, id_erp, deleted_at)
+     SELECT ?, p.id_erp, ? FROM records p
+     WHERE p.snapshot_id = ? AND NOT EXISTS (SELECT 1 FROM records r WHERE r.snapshot_id = ? AND r.id_erp = p.id_erp)
+     ON CONFLICT (snapshot_id, id_erp) DO UPDATE SET deleted_at = excluded.deleted_at`,
+  ).run(next, removedAt, prev, next);
+}
+
+export function snapshotByPublicId(db: Database, companyId: number, kind: Kind, publicId: string): SnapshotRef | null {
+  const r = db
+    .prepare(
+      `SELECT id, state, superseded_at FROM snapshots
+       WHERE public_id = ? AND company_id = ? AND kind = ? AND state IN ('staged', 'live', 'superseded')`,
+    )
+    .get(publicId, companyId, kind) as { id: number; state: SnapshotRef['state']; superseded_at: number | null } | undefined;
+  return r ? { id: r.id, state: r.state, supersededAt: r.superseded_at } : null;
+}
+
+export function readTombstones(db: Database, snapshotId: number): Tombstone[] {
+  const rows = db
+    .prepare('SELECT id_erp, deleted_at FROM snapshot_tombstones WHERE snapshot_id = ? ORDER BY deleted_at, id_erp')
+    .all(snapshotId) as { id_erp: string; deleted_at: number }[];
+  return rows.map((r) => ({ idErp: r.id_erp, deletedAt: r.deleted_at }));
+}
+
 export function discardSnapshot(db: Database, snapshotId: number) {
   db.transaction(() => {
     // A live snapshot is never removed, nor are its records and chunks.
     if (db.prepare(`DELETE FROM snapshots WHERE id = ? AND state <> 'live'`).run(snapshotId).changes === 0) return;
     db.prepare('DELETE FROM chunks WHERE snapshot_id = ?').run(snapshotId);
     db.prepare('DELETE FROM records WHERE snapshot_id = ?').run(snapshotId);
+    db.prepare('DELETE FROM snapshot_tombstones WHERE snapshot_id = ?').run(snapshotId);
   })();
 }
 
 export function snapshotMeta(db: Database, snapshotId: number): SnapshotMeta | null {
   const r = db
     .prepare(
-      `SELECT id, public_id, company_id, kind, record_count, created_at, chunk_starts, timeline, columns
+      `SELECT id, public_id, company_id, kind, record_count, created_at, chunk_starts, timeline, columns, published_at
        FROM snapshots WHERE id = ? AND state IN ('staged', 'live', 'superseded')`,
     )
     .get(snapshotId) as
     | {
         id: number; public_id: string; company_id: number; kind: Kind; record_count: number; created_at: number;
-        chunk_starts: Buffer; timeline: string; columns: string;
+        chunk_starts: Buffer; timeline: string; columns: string; published_at: number | null;
       }
     | undefined;
   if (!r) return null;
@@ -208,6 +258,7 @@ export function snapshotMeta(db: Database, snapshotId: number): SnapshotMeta | n
     chunkStarts: decodeUint32s(r.chunk_starts),
     timeline: JSON.parse(r.timeline),
     columns: JSON.parse(r.columns),
+    publishedAt: r.published_at,
   };
 }
 

@@ -136,6 +136,12 @@ export class SqliteStore implements Store {
     return (this.db.prepare('SELECT value FROM settings WHERE name = ?').pluck().get(name) as string | undefined) ?? null;
   }
 
+  async setSetting(name: string, value: string): Promise<void> {
+    this.db
+      .prepare('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value')
+      .run(name, value);
+  }
+
   async initSetting(name: string, value: string): Promise<string> {
     this.db.prepare('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING').run(name, value);
     return (await this.getSetting(name))!;
@@ -220,6 +226,14 @@ export class SqliteStore implements Store {
     imports.failImport(this.db, id, error, report);
   }
 
+  async holdImport(id: number, snapshotId: number, report: unknown): Promise<void> {
+    imports.holdImport(this.db, id, snapshotId, report);
+  }
+
+  async rejectImport(id: number, report: unknown): Promise<void> {
+    imports.rejectImport(this.db, id, report, (snapshotId) => snapshots.discardSnapshot(this.db, snapshotId));
+  }
+
   async recoverImports(isGone: (worker: string, heartbeatAt: number) => boolean, maxAttempts: number): Promise<number> {
     return imports.recoverImports(this.db, isGone, maxAttempts);
   }
@@ -230,8 +244,20 @@ export class SqliteStore implements Store {
     return snapshots.writeSnapshot(this.db, spec, records);
   }
 
-  async publishSnapshot(snapshotId: number, finish?: { importId: number; report: unknown }) {
-    snapshots.publishSnapshot(this.db, snapshotId, finish);
+  async publishSnapshot(
+    snapshotId: number,
+    finish?: { importId: number; report: unknown },
+    options?: { tombstoneRetentionMs?: number },
+  ) {
+    snapshots.publishSnapshot(this.db, snapshotId, finish, options?.tombstoneRetentionMs);
+  }
+
+  async snapshotByPublicId(companyId: number, kind: Kind, publicId: string) {
+    return snapshots.snapshotByPublicId(this.db, companyId, kind, publicId);
+  }
+
+  async readTombstones(snapshotId: number) {
+    return snapshots.readTombstones(this.db, snapshotId);
   }
 
   async discardSnapshot(snapshotId: number) {
