@@ -11,6 +11,7 @@ import type { CredentialsCache } from '../credentials-cache.js';
 import type { RateLimiter } from '../rate-limit.js';
 import { ApiError, sendError } from '../errors.js';
 import { authenticate } from './api-auth.js';
+import { apiDocs, DOC_ONLY } from './api-docs.js';
 import { parseListQuery, type ListQuery } from './list-query.js';
 import { sendCacheable, type CompressedBodyCache } from './send-body.js';
 import { firstPositionSince, readItems, type ChunkSource } from './snapshot-reader.js';
@@ -59,6 +60,7 @@ async function charged<T>(v: View, fn: () => T | Promise<T>): Promise<T> {
 
 export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
   const otherMethods = app.supportedMethods.filter((m) => !['GET', 'HEAD', 'OPTIONS'].includes(m));
+  const docs = apiDocs(deps.sandbox);
 
   const realView = async (request: FastifyRequest, reply: FastifyReply, kind: Kind): Promise<View> => {
     const credential = await authenticate(request, deps.credentials, 'read');
@@ -78,13 +80,13 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
       const base = sandbox ? `/v1/sandbox/${kind}` : `/v1/${kind}`;
       const view = sandbox ? sandboxView : realView;
 
-      app.get(base, async (request, reply) => {
+      app.get(base, { ...DOC_ONLY, schema: docs.list(kind, sandbox) }, async (request, reply) => {
         const v = await view(request, reply, kind);
         const query = await charged(v, () => parseListQuery(request.query as Record<string, string | string[]>));
         return sendList(request, reply, deps, v, query);
       });
 
-      app.get<{ Params: { id_erp: string } }>(`${base}/:id_erp`, async (request, reply) => {
+      app.get<{ Params: { id_erp: string } }>(`${base}/:id_erp`, { ...DOC_ONLY, schema: docs.detail(kind, sandbox) }, async (request, reply) => {
         const v = await view(request, reply, kind);
         const idErp = request.params.id_erp;
         const record = await charged(v, async () => {
@@ -96,7 +98,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
       });
 
       for (const url of [base, `${base}/:id_erp`]) {
-        app.options(url, async (_request, reply) => {
+        app.options(url, { ...DOC_ONLY, schema: docs.preflight(kind, sandbox, url !== base) }, async (_request, reply) => {
           reply.header('Access-Control-Allow-Methods', ALLOWED_METHODS);
           reply.header('Access-Control-Allow-Headers', 'Authorization, X-API-Key, If-None-Match, X-Request-Id');
           reply.header('Access-Control-Max-Age', '86400');
