@@ -21,4 +21,4 @@ export {
   ITEM_FIELDS, KIND_NAMES,
   type Articulo, type AvisoCorrectivo, type Cliente, type Item, type ItemBase, type ItemsByKind, type KindName, type ListPage, type Obra,
 } from './items.js';
-export { type Sleep } from './transport.js';
+export { type RetryInfo, type Sleep } from './transport.js';

@@ -4,7 +4,7 @@
  */
 import type { Articulo, AvisoCorrectivo, Cliente, ItemsByKind, KindName, Obra } from './items.js';
 import { KindResource } from './resource.js';
-import { defaultSleep, Transport, type Sleep } from './transport.js';
+import { defaultSleep, Transport, type RetryInfo, type Sleep } from './transport.js';
 
 /**
  * How to reach Mirador, and how patient to be.
@@ -35,6 +35,8 @@ export interface MiradorOptions {
   now?: () => number;
   /** Randomness for backoff jitter, in [0, 1) (default: Math.random). */
   random?: () => number;
+  /** Told before each wait between attempts: for logs and progress displays. */
+  onRetry?: (retry: RetryInfo) => void;
 }
 
 /**
@@ -89,6 +91,7 @@ export class Mirador {
       maxAttempts: Math.max(1, options.maxAttempts ?? 5),
       timeoutMs: options.timeoutMs ?? 30_000,
       maxRetryWaitMs: options.maxRetryWaitMs ?? 120_000,
+      onRetry: options.onRetry ?? null,
     });
     const resource = <K extends KindName>(kind: K) =>
       new KindResource<ItemsByKind[K]>(transport, `${sandbox ? '/v1/sandbox/' : '/v1/'}${kind}`);

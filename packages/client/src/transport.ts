@@ -24,7 +24,7 @@ export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
  * @example
  * ```ts
  * new Transport({ baseUrl: 'http://127.0.0.1:3000', apiKey: null, fetch, sleep: defaultSleep, now: Date.now,
- *   random: Math.random, maxAttempts: 5, timeoutMs: 30_000, maxRetryWaitMs: 120_000 });
+ *   random: Math.random, maxAttempts: 5, timeoutMs: 30_000, maxRetryWaitMs: 120_000, onRetry: null });
  * ```
  */
 export interface TransportOptions {
@@ -37,6 +37,24 @@ export interface TransportOptions {
   maxAttempts: number;
   timeoutMs: number;
   maxRetryWaitMs: number;
+  onRetry: ((retry: RetryInfo) => void) | null;
+}
+
+/**
+ * What `onRetry` is told before each wait.
+ *
+ * @example
+ * ```ts
+ * const onRetry = ({ attempt, waitMs, error }: RetryInfo) => console.warn(`${error.code}: retry ${attempt + 1} in ${waitMs} ms`);
+ * ```
+ */
+export interface RetryInfo {
+  /** The attempt that just failed, from 1. */
+  attempt: number;
+  /** How long the client waits before the next attempt. */
+  waitMs: number;
+  /** Why the attempt failed. */
+  error: MiradorError;
 }
 
 /** The first wait: the service asks for 2 s, then double each time. */
@@ -103,6 +121,7 @@ export class Transport {
       if (outcome.ok) return outcome.body as T;
       const wait = this.retryDelay(attempt, outcome.error, outcome.retryAfterMs);
       if (wait === null) throw outcome.error;
+      this.options.onRetry?.({ attempt, waitMs: wait, error: outcome.error });
       await this.options.sleep(wait, signal);
     }
   }
