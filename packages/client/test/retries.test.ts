@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { AuthenticationError, ConnectionError, InvalidRequestError, Mirador, NotFoundError, RateLimitError, ServerError } from '../src/index.js';
+import {
+  AuthenticationError, ConnectionError, InvalidRequestError, Mirador, NotFoundError, RateLimitError, ServerError, type RetryInfo,
+} from '../src/index.js';
 
 type Fault =
   | { status: number; code?: string; retryAfter?: string }
@@ -153,6 +155,14 @@ describe('client retries against a fault-injecting server', () => {
       assert.equal(seen.length, 1, String(status));
     }
     assert.deepEqual(waits, []);
+  });
+
+  test('onRetry is told of each wait, before it starts', async () => {
+    faults = [{ status: 503, code: 'unavailable', retryAfter: '3' }, 'reset'];
+    const told: string[] = [];
+    const onRetry = ({ attempt, waitMs, error }: RetryInfo) => told.push(`${attempt} ${waitMs} ${error.code} after ${waits.length} waits`);
+    await client({ onRetry }).clientes.list();
+    assert.deepEqual(told, ['1 3000 unavailable after 0 waits', '2 4000 connection_error after 1 waits']);
   });
 
   test('jitter adds at most 10% to each wait', async () => {
