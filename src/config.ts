@@ -41,6 +41,9 @@ const DEFAULTS = {
   CHUNK_CACHE_MB: '128',
 } as const;
 
+/** Every variable read, for the README's configuration table (a test compares them). */
+export const CONFIG_VARIABLES = [...Object.keys(DEFAULTS), 'SESSION_SECRET', 'REDIS_URL', 'TRUST_PROXY'] as const;
+
 type Env = Record<string, string | undefined>;
 
 function intVar(env: Env, name: keyof typeof DEFAULTS, min: number, max: number): number {

@@ -17,6 +17,7 @@ import { Metrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { registerDocsPage } from './docs/docs-page.js';
 import { registerOpenApi } from './docs/openapi-document.js';
+import { closeConnectionsGracefully } from './graceful-close.js';
 import { ApiError, sendError } from './errors.js';
 import { StoreUnavailableError } from '../store/store.js';
 
@@ -58,9 +59,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     clientErrorHandler,
     // A malformed URL (bad percent-encoding) gets the contract's 400, not Fastify's own body.
     frameworkErrors: (_error, _request, reply) => sendError(reply, new ApiError('bad_request', 'The URL is malformed.')),
-    forceCloseConnections: 'idle',
+    // Connections are closed by graceful-close.ts, which lets buffered responses drain.
+    forceCloseConnections: false,
   });
 
+  closeConnectionsGracefully(fastify.server);
   const credentials = new CredentialsCache(store);
   credentials.start();
 
@@ -87,7 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 100) / 100,
         company: request.credential?.companyId,
-        key: request.credential?.prefix,
+        keyPrefix: request.credential?.prefix,
       },
       'request',
     );

@@ -88,7 +88,12 @@ export function resolveMapping(kind: Kind, columns: readonly string[], override:
 }
 
 function candidateNames(field: FieldSpec): string[] {
-  return [field.name.toUpperCase(), ...field.columns];
+  // The field's own name first; names equal once normalised are listed once.
+  const seen = new Set<string>();
+  return [field.name.toUpperCase(), ...field.columns].filter((name) => {
+    const key = normaliseColumnName(name);
+    return seen.has(key) ? false : (seen.add(key), true);
+  });
 }
 
 /**

@@ -68,3 +68,16 @@ export function serveProcess(env: Record<string, string>, args: string[] = []): 
     });
   });
 }
+
+/** Like `mirador`, without blocking this process (needed when the test itself serves something, e.g. a proxy). */
+export function miradorAsync(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr, json: () => JSON.parse(stdout) }));
+  });
+}

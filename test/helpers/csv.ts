@@ -23,3 +23,13 @@ export function customersCsv(n: number, name: (i: number) => string = (i) => `Cl
   }
   return csv(rows);
 }
+
+/** `n` customers with `columns` columns of ~30 characters each: big items, as a real export has. */
+export function wideCustomersCsv(n: number, columns = 150, name: (i: number) => string = (i) => `Cliente ${i}`): Buffer {
+  const header = ['CODIGO', '01_NOMBRE_COMERCIAL', ...Array.from({ length: columns - 2 }, (_, c) => `CAMPO_${String(c).padStart(3, '0')}`)];
+  const rows = [header];
+  for (let i = 0; i < n; i++) {
+    rows.push([`C${String(i + 1).padStart(7, '0')}`, name(i), ...Array.from({ length: columns - 2 }, (_, c) => `valor ${c} del cliente número ${i}`)]);
+  }
+  return csv(rows);
+}

@@ -1,0 +1,174 @@
+/**
+ * Issue 5, points 5–7: several `mirador serve` processes over one PostgreSQL
+ * database (and Redis), `--workers`, and losing the database mid-run.
+ */
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { bearer, request } from '../helpers/http.js';
+import { mirador, miradorAsync, serveProcess, type ServeProcess } from '../helpers/cli.js';
+import { customersCsv } from '../helpers/csv.js';
+import { freshPostgresDatabase, postgresFactory, tempDir } from '../helpers/stores.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { awayFromMinuteBoundary, sleep } from '../helpers/timing.js';
+
+const pg = await postgresFactory();
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+describe('several instances on one PostgreSQL', { skip: pg.skip }, () => {
+  const dir = tempDir();
+  let db: Awaited<ReturnType<typeof freshPostgresDatabase>>;
+  let env: Record<string, string>;
+  let servers: ServeProcess[] = [];
+  let key: string;
+  let prefix: string;
+
+  before(async () => {
+    db = await freshPostgresDatabase();
+    env = { DATABASE_URL: db.url, REDIS_URL, RATE_LIMIT_PER_MINUTE: '1000000' };
+    assert.equal(mirador(['migrate'], env).code, 0);
+    assert.equal(mirador(['company', 'create', 'multi', '--name', 'Multi'], env).code, 0);
+    ({ key, prefix } = mirador(['key', 'create', 'multi', '--json'], env).json());
+  });
+  after(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    await db?.drop();
+    dir.remove();
+  });
+
+  test('three instances start together on one fresh database', async () => {
+    servers = await Promise.all([serveProcess(env), serveProcess(env), serveProcess(env)]);
+    assert.equal(new Set(servers.map((s) => s.baseUrl)).size, 3);
+  });
+
+  test('an upload is applied exactly once, and reads through every instance agree', async () => {
+    const file = join(dir.path, 'v1.csv');
+    writeFileSync(file, customersCsv(5000, () => 'v1'));
+    const queued = mirador(['import', 'multi', 'clientes', file, '--no-wait', '--json'], env).json();
+    let status = 'queued';
+    for (let i = 0; i < 300 && status !== 'succeeded' && status !== 'failed'; i++) {
+      await sleep(100);
+      status = mirador(['imports', 'multi', '--json'], env).json().find((j: { id: number }) => j.id === queued.id).status;
+    }
+    assert.equal(status, 'succeeded');
+    await sleep(300);
+    const starts = servers.flatMap((s) => s.logs.filter((l) => l.includes('"import started"') && l.includes(`"importId":${queued.id}`)));
+    assert.equal(starts.length, 1, 'exactly one worker took it');
+    const job = mirador(['imports', 'multi', '--json'], env).json().find((j: { id: number }) => j.id === queued.id);
+    assert.equal(job.report.inserted, 5000);
+    const bodies = await Promise.all(servers.map((s) => request(`${s.baseUrl}/v1/clientes?limit=1000&offset=2000`, { headers: bearer(key) })));
+    for (const b of bodies) {
+      assert.equal(b.status, 200);
+      assert.deepEqual(b.body, bodies[0]!.body);
+      assert.equal(b.headers.etag, bodies[0]!.headers.etag);
+    }
+    assert.equal(bodies[0]!.json().total, 5000);
+  });
+
+  test('the rate limit is shared through Redis across instances', async () => {
+    await awayFromMinuteBoundary();
+    const limited = { ...env, RATE_LIMIT_PER_MINUTE: '6' };
+    const three = await Promise.all([serveProcess(limited), serveProcess(limited), serveProcess(limited)]);
+    try {
+      const { key: fresh } = mirador(['key', 'create', 'multi', '--json'], env).json();
+      const statuses: number[] = [];
+      for (let i = 0; i < 9; i++) {
+        statuses.push((await request(`${three[i % 3]!.baseUrl}/v1/clientes?limit=1`, { headers: bearer(fresh) })).status);
+      }
+      assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200, 429, 429, 429]);
+    } finally {
+      await Promise.all(three.map((s) => s.stop()));
+    }
+  });
+
+  test('a key revoked through one instance is refused by all within a second', async () => {
+    for (const s of servers) assert.equal((await request(`${s.baseUrl}/v1/clientes?limit=1`, { headers: bearer(key) })).status, 200);
+    assert.equal(mirador(['key', 'revoke', prefix], env).code, 0);
+    await sleep(1000);
+    for (const s of servers) assert.equal((await request(`${s.baseUrl}/v1/clientes?limit=1`, { headers: bearer(key) })).status, 401);
+  });
+});
+
+describe('mirador serve --workers', () => {
+  const cases: [string, () => Promise<{ url: string; done(): Promise<void> }>, string | false][] = [
+    ['sqlite', async () => {
+      const dir = tempDir();
+      return { url: `sqlite:${join(dir.path, 'w.db')}`, done: async () => dir.remove() };
+    }, false],
+    ['postgres', async () => {
+      const db = await freshPostgresDatabase();
+      return { url: db.url, done: () => db.drop() };
+    }, pg.skip],
+  ];
+  for (const [name, make, skip] of cases) {
+    test(`--workers 2 serves from two processes on ${name}`, { skip }, async () => {
+      const { url, done } = await make();
+      const env = { DATABASE_URL: url };
+      try {
+        assert.equal(mirador(['company', 'create', 'w', '--name', 'W'], env).code, 0);
+        const { key } = mirador(['key', 'create', 'w', '--json'], env).json();
+        const server = await serveProcess(env, ['--workers', '2']);
+        try {
+          for (let i = 0; i < 50 && server.logs.filter((l) => l.includes('"mirador listening"')).length < 2; i++) await sleep(100);
+          const pids = new Set(server.logs.filter((l) => l.includes('"mirador listening"')).map((l) => JSON.parse(l).pid));
+          assert.equal(pids.size, 2, 'two HTTP processes');
+          for (let i = 0; i < 20; i++) {
+            assert.equal((await request(`${server.baseUrl}/v1/clientes`, { headers: bearer(key) })).status, 200);
+          }
+        } finally {
+          assert.equal(await server.stop(), 0, 'a clean shutdown');
+        }
+      } finally {
+        await done();
+      }
+    });
+  }
+});
+
+describe('losing the database', { skip: pg.skip }, () => {
+  test('requests answer 503 unavailable promptly while it is gone, and succeed again when it returns', async () => {
+    const db = await freshPostgresDatabase();
+    const target = new URL(db.url);
+    const proxy = new TcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    await proxy.start();
+    const viaProxy = new URL(db.url);
+    viaProxy.port = String(proxy.port);
+    const env = { DATABASE_URL: viaProxy.toString() };
+    let server: ServeProcess | undefined;
+    try {
+      // Not spawnSync: the proxy runs in this process and must keep forwarding.
+      assert.equal((await miradorAsync(['company', 'create', 'lost', '--name', 'Lost'], env)).code, 0);
+      const { key } = (await miradorAsync(['key', 'create', 'lost', '--json'], env)).json();
+      server = await serveProcess(env);
+      const get = (path: string) => request(`${server!.baseUrl}${path}`, { headers: bearer(key) });
+      assert.equal((await get('/v1/clientes')).status, 200);
+
+      await proxy.cut();
+      for (let i = 0; i < 3; i++) {
+        const started = Date.now();
+        const res = await get('/v1/clientes');
+        assert.equal(res.status, 503);
+        assert.equal(res.json().error, 'unavailable');
+        assert.ok(Number(res.headers['retry-after']) >= 1);
+        assert.ok(Date.now() - started < 5000, `answered in ${Date.now() - started} ms`);
+      }
+      assert.equal((await request(`${server.baseUrl}/readyz`)).status, 503);
+      assert.equal((await request(`${server.baseUrl}/healthz`)).status, 200, 'the process itself is fine');
+
+      await proxy.restore();
+      let status = 0;
+      for (let i = 0; i < 50 && status !== 200; i++) {
+        status = (await get('/v1/clientes')).status;
+        if (status !== 200) await sleep(200);
+      }
+      assert.equal(status, 200, 'back without a restart');
+      assert.equal((await request(`${server.baseUrl}/readyz`)).status, 200);
+      assert.equal(server.child.exitCode, null, 'never crashed');
+    } finally {
+      await server?.stop();
+      await proxy.cut();
+      await db.drop();
+    }
+  });
+});
