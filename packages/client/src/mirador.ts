@@ -73,7 +73,12 @@ export class Mirador {
     const apiKey = options.apiKey?.trim() || null;
     if (sandbox && apiKey !== null) throw new TypeError('Mirador: pass either apiKey or sandbox: true, not both.');
     if (!sandbox && apiKey === null) throw new TypeError('Mirador: an apiKey is required (or sandbox: true to read the sandbox).');
-    const url = URL.canParse(options.baseUrl) ? new URL(options.baseUrl) : null;
+    let url: URL | null = null;
+    try {
+      url = new URL(options.baseUrl);
+    } catch {
+      // reported below, with the other ways a base URL can be wrong
+    }
     // `localhost:3000` parses, as a URL of scheme "localhost:": only http(s) will do.
     if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
       throw new TypeError(`Mirador: baseUrl must be an absolute http(s) URL such as https://mirador.example.com; got "${options.baseUrl}".`);

@@ -162,7 +162,7 @@ export class Transport {
     let response: Response;
     let text: string;
     try {
-      response = await this.options.fetch(url, { headers, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+      response = await this.options.fetch(url, { headers, signal: signal ? eitherSignal(signal, timeout) : timeout });
       // Read inside the try: a connection cut mid-body is a network failure too.
       text = await response.text();
     } catch (err) {
@@ -213,6 +213,17 @@ export function parseRetryAfter(value: string | null, now: number): number | nul
   if (/^\d+$/.test(text)) return Number(text) * 1000;
   const at = Date.parse(text);
   return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+/** Aborts when either does: AbortSignal.any where it exists (Node 20.3+, 2024 browsers), by hand elsewhere. */
+function eitherSignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+  if (typeof AbortSignal.any === 'function') return AbortSignal.any([a, b]);
+  const controller = new AbortController();
+  for (const s of [a, b]) {
+    if (s.aborted) controller.abort(s.reason);
+    else s.addEventListener('abort', () => controller.abort(s.reason), { once: true });
+  }
+  return controller.signal;
 }
 
 function describe(err: unknown): string {
