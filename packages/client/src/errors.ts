@@ -3,7 +3,14 @@
  * Branch on the class (or on `code`, the API's stable error code).
  */
 
-/** What every error carries. */
+/**
+ * What every error carries.
+ *
+ * @example
+ * ```ts
+ * const fields: MiradorErrorFields = { code: 'not_found', status: 404, requestId: '0f6f4d3e-…' };
+ * ```
+ */
 export interface MiradorErrorFields {
   /** The API's error code (`invalid_parameter`, `unauthorized`, …), or `connection_error` / `invalid_response`. */
   code: string;

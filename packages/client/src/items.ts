@@ -3,7 +3,15 @@
  * kind's highlighted fields (in this order), then `data`, then `actualizado_at`.
  */
 
-/** The kinds, as they appear in paths (`/v1/avisos-correctivo`). */
+/**
+ * The kinds, as they appear in paths (`/v1/avisos-correctivo`).
+ *
+ * @example
+ * ```ts
+ * const kind: KindName = 'avisos-correctivo';
+ * const page = await client.forKind(kind).list();
+ * ```
+ */
 export type KindName = 'clientes' | 'articulos' | 'obras' | 'avisos-correctivo';
 
 /**
