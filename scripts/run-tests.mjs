@@ -13,7 +13,7 @@ function find(dir) {
 }
 
 const only = process.argv.slice(2);
-const files = only.length > 0 ? only : find('dist/test').sort();
+const files = only.length > 0 ? only : ['dist/test', 'dist/packages'].flatMap(find).sort();
 const result = spawnSync(
   process.execPath,
   ['--test', '--test-reporter=spec', '--test-concurrency=3', '--enable-source-maps', ...files],

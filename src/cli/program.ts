@@ -5,6 +5,7 @@ import { registerCompanyCommands } from './company-commands.js';
 import { registerImportCommands } from './import-commands.js';
 import { registerKeyCommands } from './key-commands.js';
 import { registerMappingCommands } from './mapping-commands.js';
+import { registerPullCommand } from './pull-command.js';
 import { registerServeCommands } from './serve-commands.js';
 
 export function buildProgram(ctx: CliContext): Command {
@@ -18,6 +19,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerKeyCommands(program, ctx);
   registerImportCommands(program, ctx);
   registerMappingCommands(program, ctx);
+  registerPullCommand(program, ctx);
   // Subcommands inherit the error handling and output of the program.
   for (const cmd of allCommands(program)) {
     cmd.exitOverride().configureOutput({ writeOut: (s) => ctx.out(s.trimEnd()), writeErr: (s) => ctx.err(s.trimEnd()) });

@@ -15,6 +15,8 @@ import { createRateCounter, RateLimiter } from './rate-limit.js';
 import { clientErrorHandler, MAX_URL_LENGTH } from './client-errors.js';
 import { Metrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
+import { registerDocsPage } from './docs/docs-page.js';
+import { registerOpenApi } from './docs/openapi-document.js';
 import { closeConnectionsGracefully } from './graceful-close.js';
 import { ApiError, sendError } from './errors.js';
 import { StoreUnavailableError } from '../store/store.js';
@@ -111,6 +113,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     request.log.error({ err: error }, 'unexpected error');
     return sendError(reply, new ApiError('internal_error'));
   });
+
+  // Before the routes: @fastify/swagger collects them as they are added.
+  await registerOpenApi(fastify, config.publicBaseUrl);
+  await registerDocsPage(fastify, config.publicBaseUrl);
 
   const sandbox = deps.sandbox ?? new SandboxSnapshots();
   const counter = createRateCounter(config.redisUrl, deps.logger);

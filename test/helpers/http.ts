@@ -1,8 +1,10 @@
 /**
  * A small HTTP client on node:http, so tests see exactly what went over the
- * wire: raw headers, compressed bytes, no automatic decompression.
+ * wire: raw headers, compressed bytes, no automatic decompression. Every
+ * response is also checked against the server's OpenAPI document.
  */
 import { request as httpRequest } from 'node:http';
+import { checkResponse } from './openapi-check.js';
 
 export interface RawResponse {
   status: number;
@@ -12,10 +14,20 @@ export interface RawResponse {
   json(): any;
 }
 
-export function request(
-  url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: Buffer | string } = {},
-): Promise<RawResponse> {
+export interface RequestOptions {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: Buffer | string;
+}
+
+/** Sends a request; fails when the response contradicts the OpenAPI document (see openapi-check.ts). */
+export async function request(url: string, options: RequestOptions = {}): Promise<RawResponse> {
+  const res = await send(url, options);
+  await checkResponse(url, options.method ?? 'GET', res);
+  return res;
+}
+
+function send(url: string, options: RequestOptions): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const headers = { ...options.headers };
     // Node sends no framing for a DELETE body unless told its length.

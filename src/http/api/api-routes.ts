@@ -4,7 +4,7 @@
  * snapshot's chunks; nothing is parsed or stringified per item.
  */
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import { KINDS, type Kind } from '../../domain/kinds.js';
 import type { RecordRef, SnapshotMeta, Store } from '../../store/store.js';
 import type { SandboxSnapshots } from '../../sandbox/sandbox-snapshots.js';
@@ -12,6 +12,7 @@ import type { CredentialsCache } from '../credentials-cache.js';
 import type { RateLimiter } from '../rate-limit.js';
 import { ApiError, sendError } from '../errors.js';
 import { authenticate } from './api-auth.js';
+import { apiDocs, DOC_ONLY } from './api-docs.js';
 import { parseListQuery, type ListQuery } from './list-query.js';
 import { sendCacheable, type CompressedBodyCache } from './send-body.js';
 import { firstPositionSince, readItems, type ChunkSource } from './snapshot-reader.js';
@@ -65,6 +66,7 @@ async function charged<T>(v: View, fn: () => T | Promise<T>): Promise<T> {
 
 export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
   const otherMethods = app.supportedMethods.filter((m) => !['GET', 'HEAD', 'OPTIONS'].includes(m));
+  const docs = apiDocs(deps.sandbox);
 
   const realView = async (request: FastifyRequest, reply: FastifyReply, kind: Kind): Promise<View> => {
     const credential = await authenticate(request, deps.credentials, 'read');
@@ -148,7 +150,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
       const base = sandbox ? `/v1/sandbox/${kind}` : `/v1/${kind}`;
       const view = sandbox ? sandboxView : realView;
 
-      app.get(base, async (request, reply) => {
+      app.get(base, { ...DOC_ONLY, schema: docs.list(kind, sandbox) }, async (request, reply) => {
         const v = await view(request, reply, kind);
         const query = await charged(v, () => parseListQuery(request.query as Record<string, string | string[]>));
         const meta = query.snapshot === null ? v.meta : await charged(v, () => pinned(v, kind, query.snapshot!));
@@ -156,7 +158,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
         return sendList(request, reply, deps, { ...v, meta }, query, tombstones);
       });
 
-      app.get<{ Params: { id_erp: string } }>(`${base}/:id_erp`, async (request, reply) => {
+      app.get<{ Params: { id_erp: string } }>(`${base}/:id_erp`, { ...DOC_ONLY, schema: docs.detail(kind, sandbox) }, async (request, reply) => {
         const v = await view(request, reply, kind);
         const idErp = request.params.id_erp;
         const record = await charged(v, async () => {
@@ -167,14 +169,16 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
         return sendDetail(request, reply, deps, v, v.meta!, record);
       });
 
-      for (const url of [base, `${base}/:id_erp`]) registerOtherMethods(app, url, otherMethods);
+      for (const url of [base, `${base}/:id_erp`]) {
+        registerOtherMethods(app, url, otherMethods, docs.preflight(kind, sandbox, url !== base));
+      }
     }
   }
 }
 
 /** OPTIONS (CORS preflight) and 405 for every other method on an API path. */
-function registerOtherMethods(app: FastifyInstance, url: string, otherMethods: string[]) {
-  app.options(url, async (_request, reply) => {
+function registerOtherMethods(app: FastifyInstance, url: string, otherMethods: string[], preflightSchema?: FastifySchema) {
+  app.options(url, preflightSchema ? { ...DOC_ONLY, schema: preflightSchema } : {}, async (_request, reply) => {
     reply.header('Access-Control-Allow-Methods', ALLOWED_METHODS);
     reply.header('Access-Control-Allow-Headers', 'Authorization, X-API-Key, If-None-Match, X-Request-Id');
     reply.header('Access-Control-Max-Age', '86400');

@@ -4,6 +4,7 @@
  * accepts. Unknown parameters are ignored; a repeated one is an error.
  */
 import { ApiError } from '../errors.js';
+import { ISO_TIMESTAMP, LIMIT_PARAM, OFFSET_PARAM } from './api-schemas.js';
 
 export interface ListQuery {
   limit: number;
@@ -16,8 +17,14 @@ export interface ListQuery {
   snapshot: string | null;
 }
 
-export const DEFAULT_LIMIT = 100;
-export const MAX_LIMIT = 1000;
+// The bounds are the documented ones (api-schemas.ts), so the OpenAPI document cannot disagree.
+export const DEFAULT_LIMIT: number = LIMIT_PARAM.default;
+export const MAX_LIMIT: number = LIMIT_PARAM.maximum;
+const MIN_LIMIT: number = LIMIT_PARAM.minimum;
+const MIN_OFFSET: number = OFFSET_PARAM.minimum;
+const MAX_OFFSET: number = OFFSET_PARAM.maximum;
+// At most as many digits as the largest offset: longer input never reaches Number().
+const OFFSET_DIGITS = new RegExp(`^[0-9]{1,${String(MAX_OFFSET).length}}$`);
 
 type RawQuery = Record<string, string | string[] | undefined>;
 
@@ -39,20 +46,20 @@ export function parseListQuery(query: RawQuery): ListQuery {
   let limit = DEFAULT_LIMIT;
   if (limitRaw !== undefined) {
     limit = /^[0-9]{1,7}$/.test(limitRaw) ? Number(limitRaw) : NaN;
-    if (!(limit >= 1 && limit <= MAX_LIMIT)) {
+    if (!(limit >= MIN_LIMIT && limit <= MAX_LIMIT)) {
       throw new ApiError(
         'invalid_parameter',
-        `The parameter "limit" must be an integer from 1 to ${MAX_LIMIT}; got "${clip(limitRaw)}".`,
+        `The parameter "limit" must be an integer from ${MIN_LIMIT} to ${MAX_LIMIT}; got "${clip(limitRaw)}".`,
       );
     }
   }
-  let offset = 0;
+  let offset: number = OFFSET_PARAM.default;
   if (offsetRaw !== undefined) {
-    offset = /^[0-9]{1,15}$/.test(offsetRaw) ? Number(offsetRaw) : NaN;
-    if (!Number.isSafeInteger(offset)) {
+    offset = OFFSET_DIGITS.test(offsetRaw) ? Number(offsetRaw) : NaN;
+    if (!(offset >= MIN_OFFSET && offset <= MAX_OFFSET)) {
       throw new ApiError(
         'invalid_parameter',
-        `The parameter "offset" must be an integer of 0 or more; got "${clip(offsetRaw)}".`,
+        `The parameter "offset" must be an integer of ${MIN_OFFSET} or more; got "${clip(offsetRaw)}".`,
       );
     }
   }
@@ -92,15 +99,13 @@ function clip(value: string): string {
   return printable.length > 40 ? `${printable.slice(0, 40)}…` : printable;
 }
 
-const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
-
 /**
  * Parses an ISO 8601 date or timestamp to epoch ms, rounded up so that the
  * inclusive filter `actualizado_at >= since` is exact on millisecond values.
  * A bare date is midnight UTC; a timestamp without a zone is UTC.
  */
 export function parseTimestamp(text: string): number | null {
-  const m = ISO.exec(text);
+  const m = ISO_TIMESTAMP.exec(text);
   if (!m) return null;
   const [year, month, day, hour = 0, minute = 0, second = 0] = m.slice(1, 7).map((v) => (v === undefined ? undefined : Number(v))) as number[];
   if (month! < 1 || month! > 12 || day! < 1 || day! > daysInMonth(year!, month!)) return null;

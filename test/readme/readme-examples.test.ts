@@ -1,0 +1,171 @@
+/**
+ * Issue 7, point 5: every example of the README's "Integrating" section runs,
+ * as written, against a server started here. Each fenced block there carries
+ * a `<!-- readme-test: <id> -->` marker; a block without one fails this test.
+ * The only change made to an example: http://127.0.0.1:3000 (the README's
+ * local server) becomes this server's address. `mirador` and `npx mirador`
+ * are the built command, as after `npm install` of the package.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import { parse } from 'csv-parse/sync';
+import { replaceRecords } from '../../src/snapshots/write-records.js';
+import type { Store } from '../../src/store/store.js';
+import { MAIN } from '../helpers/cli.js';
+import { customer, customers, CUSTOMER_COLUMNS, range } from '../helpers/records.js';
+import { sqliteFactory, tempDir } from '../helpers/stores.js';
+import { companyWithKey, startServer, type TestServer } from '../helpers/test-server.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const README_URL = 'http://127.0.0.1:3000';
+
+/** The fenced blocks of the README's "Integrating" section, by marker. */
+function integratingExamples(): Map<string, { lang: string; code: string }> {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const start = readme.indexOf('\n## Integrating\n');
+  assert.ok(start >= 0, 'README has an "Integrating" section');
+  const end = readme.indexOf('\n## ', start + 1);
+  const section = readme.slice(start, end < 0 ? undefined : end);
+  const examples = new Map<string, { lang: string; code: string }>();
+  const fence = /(?:<!-- readme-test: ([a-z0-9-]+) -->\n)?```(\w*)\n([\s\S]*?)\n```/g;
+  for (const m of section.matchAll(fence)) {
+    assert.ok(m[1], `every example in "Integrating" is tested: mark this one with <!-- readme-test: id -->:\n${m[3]}`);
+    assert.ok(!examples.has(m[1]!), `duplicate marker ${m[1]}`);
+    examples.set(m[1]!, { lang: m[2]!, code: m[3]! });
+  }
+  return examples;
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(command: string, args: string[], options: { cwd: string; env: Record<string, string> }): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: { ...process.env, LOG_LEVEL: 'silent', ...options.env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('README examples', () => {
+  const examples = integratingExamples();
+  const dir = tempDir('mirador-readme-');
+  let store: Store;
+  let cleanup: () => Promise<void>;
+  let server: TestServer;
+  let key: string;
+  let companyId: number;
+  let env: Record<string, string>;
+  const example = (id: string) => {
+    const found = examples.get(id);
+    assert.ok(found, `README example ${id}`);
+    return found.code.replaceAll(README_URL, server.baseUrl);
+  };
+  const sh = (id: string, extraEnv: Record<string, string> = {}) => run('sh', ['-c', example(id)], { cwd: dir.path, env: { ...env, ...extraEnv } });
+
+  before(async () => {
+    ({ store, cleanup } = await sqliteFactory.create());
+    ({ key, company: { id: companyId } } = await companyWithKey(store, 'bi'));
+    await replaceRecords(store, { companyId, kind: 'clientes', columns: CUSTOMER_COLUMNS, at: Date.parse('2026-01-10T08:00:00Z') }, customers(range(40)));
+    server = await startServer(store);
+    // An installed package, as `npm install mirador` would leave it: node_modules/mirador and its bin.
+    const bin = join(dir.path, 'node_modules', '.bin');
+    mkdirSync(bin, { recursive: true });
+    symlinkSync(ROOT, join(dir.path, 'node_modules', 'mirador'));
+    symlinkSync(join(ROOT, 'node_modules', '@types'), join(dir.path, 'node_modules', '@types'));
+    writeFileSync(join(bin, 'mirador'), `#!/bin/sh\nexec "${process.execPath}" "${MAIN}" "$@"\n`);
+    chmodSync(join(bin, 'mirador'), 0o755);
+    writeFileSync(join(dir.path, 'package.json'), '{"private": true, "type": "module"}\n');
+    env = { PATH: `${bin}:${process.env.PATH}`, MIRADOR_API_KEY: '' };
+  });
+  after(async () => {
+    await server?.close();
+    await cleanup?.();
+    dir.remove();
+  });
+
+  test('the section marks every example, and these are all of them', () => {
+    assert.deepEqual([...examples.keys()].sort(), ['client', 'curl-key', 'curl-sandbox', 'pull-nightly', 'pull-sandbox']);
+  });
+
+  test('curl: the sandbox', async () => {
+    const r = await sh('curl-sandbox');
+    assert.equal(r.code, 0, r.stderr);
+    const [list, detail] = r.stdout.replace(/}{/, '}\n{').split('\n').map((t) => JSON.parse(t));
+    assert.equal(list.sandbox, true);
+    assert.equal(list.items.length, 2);
+    assert.ok(list.items.every((i: { actualizado_at: string }) => i.actualizado_at >= '2026-10-01'));
+    assert.equal(detail.item.id_erp, 'OB000001');
+  });
+
+  test('curl: a key and a conditional request', async () => {
+    const r = await sh('curl-key', { MIRADOR_API_KEY: key });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, '304\n');
+  });
+
+  test('the TypeScript client example type-checks and runs', async () => {
+    writeFileSync(join(dir.path, 'example.mts'), example('client'));
+    writeFileSync(
+      join(dir.path, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { module: 'nodenext', target: 'es2022', strict: true, noEmit: true, types: ['node'], skipLibCheck: true }, files: ['example.mts'] }),
+    );
+    const tsc = await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: dir.path, env });
+    assert.equal(tsc.code, 0, tsc.stdout + tsc.stderr);
+
+    writeFileSync(join(dir.path, 'example.mjs'), example('client'));
+    const r = await run(process.execPath, ['example.mjs'], { cwd: dir.path, env });
+    assert.equal(r.code, 0, r.stderr);
+    const [first, ...rest] = r.stdout.trim().split('\n');
+    assert.match(first!, /^30 customers; first: \S/);
+    assert.ok(rest.length > 2, r.stdout);
+    assert.match(rest.at(-1)!, /^404 not_found \(request [0-9a-f-]{36}\)$/);
+  });
+
+  test('npx mirador pull: the sandbox into CSV', async () => {
+    const r = await sh('pull-sandbox');
+    assert.equal(r.code, 0, r.stderr);
+    const rows = parse(readFileSync(join(dir.path, 'articulos.csv')), { columns: true }) as Record<string, string>[];
+    assert.ok(rows.length >= 40);
+    assert.ok(rows[0]!['data.DESCRIPCION'] !== undefined);
+  });
+
+  test('the nightly refresh script: everything, then only what changed', async () => {
+    writeFileSync(join(dir.path, 'refresh-bi.sh'), example('pull-nightly'));
+    // The script's home, as an operator would have made it.
+    const bi = join(dir.path, 'bi');
+    mkdirSync(bi);
+    const nightly = () => run('sh', ['refresh-bi.sh'], { cwd: dir.path, env: { ...env, BI_DIR: bi, MIRADOR_URL: server.baseUrl, MIRADOR_API_KEY: key } });
+    const csv = (kind: string) => parse(readFileSync(join(bi, 'data', `${kind}.csv`)), { columns: true }) as Record<string, string>[];
+
+    const first = await nightly();
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stderr, /Pulled 40 records of clientes/);
+    assert.equal(csv('clientes').length, 40);
+    assert.equal(csv('obras').length, 0, 'a kind never imported is an empty file with its header');
+
+    const changed = customers(range(40));
+    changed[0] = customer('C000001', 'Renamed overnight');
+    changed.push(customer('C000041', 'New overnight'));
+    await replaceRecords(store, { companyId, kind: 'clientes', columns: CUSTOMER_COLUMNS, at: Date.parse('2026-02-01T03:00:00Z') }, changed);
+
+    const second = await nightly();
+    assert.equal(second.code, 0, second.stderr);
+    assert.match(second.stderr, /Pulled 2 changed records of clientes/);
+    assert.match(second.stderr, /Pulled 0 changed records of obras/);
+    const rows = csv('clientes');
+    assert.equal(rows.length, 41);
+    assert.equal(rows.find((r) => r.id_erp === 'C000001')!.nombre, 'Renamed overnight');
+  });
+});
