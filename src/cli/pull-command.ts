@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { SingleBar } from 'cli-progress';
-import { ITEM_FIELDS, Mirador, MiradorError } from '../../packages/client/src/index.js';
+import { isTombstone, ITEM_FIELDS, Mirador, MiradorError } from '../../packages/client/src/index.js';
 import { KINDS, type Kind } from '../domain/kinds.js';
 import { parseTimestamp } from '../http/api/list-query.js';
 import { CliError, type CliContext } from './cli-context.js';
@@ -97,10 +97,12 @@ async function pull(ctx: CliContext, kind: Kind, opts: PullOptions, keyFromCli: 
     file: `${output ?? join(tmpdir(), 'mirador-pull')}.${process.pid}.spool.ndjson`,
     count: 0,
     ids: new Set(),
+    deleted: 0,
     dataColumns: [],
   };
   try {
-    const max = await download(client, kind, { updatedSince, pageSize }, spool);
+    // With a sync point, deletions matter: tombstones say which records to drop from the file kept.
+    const max = await download(client, kind, { updatedSince, pageSize, includeDeleted: stateFile !== null }, spool);
     const to: Destination = output === null ? { stdout: process.stdout } : { file: output };
     let records: number;
     if (format === 'ndjson') records = (incremental ? state.records : 0) + (await writeNdjson(spool, to, incremental));
@@ -115,7 +117,7 @@ async function pull(ctx: CliContext, kind: Kind, opts: PullOptions, keyFromCli: 
       });
     }
     const summary = {
-      kind, format, output, fetched: spool.count, records, updated_since: updatedSince ?? null,
+      kind, format, output, fetched: spool.count, deleted: spool.deleted, records, updated_since: updatedSince ?? null,
       max_actualizado_at: maxSeen, state: stateFile,
     };
     if (opts.json) ctx.out(JSON.stringify(summary, null, 2));
@@ -126,7 +128,12 @@ async function pull(ctx: CliContext, kind: Kind, opts: PullOptions, keyFromCli: 
 }
 
 /** Pages through the kind into the spool; returns the newest `actualizado_at` seen. */
-async function download(client: Mirador, kind: Kind, params: { updatedSince?: string; pageSize: number }, spool: Spool): Promise<string | null> {
+async function download(
+  client: Mirador,
+  kind: Kind,
+  params: { updatedSince?: string; pageSize: number; includeDeleted?: boolean },
+  spool: Spool,
+): Promise<string | null> {
   const out = createWriteStream(spool.file);
   const columns = new Set<string>();
   const progress = new PullProgress(kind);
@@ -138,7 +145,8 @@ async function download(client: Mirador, kind: Kind, params: { updatedSince?: st
         if (!out.write(`${JSON.stringify(item)}\n`)) await once(out, 'drain');
         spool.count++;
         spool.ids.add(item.id_erp);
-        for (const c of Object.keys(item.data)) if (!columns.has(c)) columns.add(c);
+        if (isTombstone(item)) spool.deleted++;
+        else for (const c of Object.keys(item.data)) if (!columns.has(c)) columns.add(c);
         // Same format throughout (UTC, milliseconds): text order is time order.
         if (max === null || item.actualizado_at > max) max = item.actualizado_at;
       }

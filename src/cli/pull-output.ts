@@ -5,9 +5,11 @@
  * download leaves the output as it was.
  *
  * - ndjson: one item per line. With --state, later runs append the changes:
- *   a change log, in which the last line of an `id_erp` is its current state.
+ *   a change log, in which the last line of an `id_erp` is its current state
+ *   (a tombstone when the record was removed).
  * - csv: the highlighted fields, `data.<COLUMN>` for every original column,
- *   then `actualizado_at`. With --state, later runs upsert by `id_erp`.
+ *   then `actualizado_at`. With --state, later runs upsert by `id_erp` and
+ *   drop removed records.
  * - json: an array of items, one per line. With --state, upserted likewise.
  */
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
@@ -24,8 +26,10 @@ export interface Spool {
   /** The NDJSON file holding the downloaded items, in list order. */
   file: string;
   count: number;
-  /** `id_erp` of every downloaded item, to drop their old versions when merging. */
+  /** `id_erp` of every downloaded item (tombstones included), to drop their old versions when merging. */
   ids: Set<string>;
+  /** Tombstones among them: removed records, dropped from csv and json files. */
+  deleted: number;
   /** Every original column seen, in first-seen order. */
   dataColumns: string[];
 }
@@ -36,6 +40,11 @@ export type Destination = { file: string } | { stdout: NodeJS.WritableStream };
 async function* spooledItems(spool: Spool): AsyncGenerator<Item> {
   const lines = createInterface({ input: createReadStream(spool.file, 'utf8'), crlfDelay: Infinity });
   for await (const line of lines) if (line) yield JSON.parse(line) as Item;
+}
+
+/** The downloaded records, without tombstones: what a csv or json file keeps. */
+async function* spooledRecords(spool: Spool): AsyncGenerator<Item> {
+  for await (const item of spooledItems(spool)) if (item.eliminado !== true) yield item;
 }
 
 class Sink {
@@ -97,7 +106,7 @@ export function writeJson(spool: Spool, to: Destination, existing: string | null
     if (existing !== null) {
       for await (const item of existingJsonItems(existing)) if (!spool.ids.has(item.id_erp)) await put(item);
     }
-    for await (const item of spooledItems(spool)) await put(item);
+    for await (const item of spooledRecords(spool)) await put(item);
     await sink.write(n === 0 ? '[]\n' : '\n]\n');
     return n;
   });
@@ -156,7 +165,7 @@ export function writeCsv(spool: Spool, to: Destination, fields: readonly string[
         n++;
       }
     }
-    for await (const item of spooledItems(spool)) {
+    for await (const item of spooledRecords(spool)) {
       const cells = [
         ...fields.map((f) => cellText(item[f])),
         ...dataColumns.map((c) => item.data[c] ?? ''),

@@ -120,6 +120,38 @@ describe('mirador pull', () => {
     assert.equal(JSON.parse(readFileSync(file('csv.state.json'), 'utf8')).max_actualizado_at, '2026-02-20T09:30:00.500Z');
   });
 
+  test('--state applies deletions: ndjson carries the tombstones, csv and json drop the rows', async () => {
+    // Continues the files of the previous test: an import removes two records and changes one.
+    const keep: Record<string, string> = {
+      C000001: 'Renamed one', // the one change
+      C000005: 'Renamed, "five"', // as the previous import left them
+      C000100: 'Renamed 100',
+      C000251: 'New 251',
+    };
+    const third = customers(range(251))
+      .filter((r) => r.fields[0] !== 'C000007' && r.fields[0] !== 'C000200')
+      .map((r) => {
+        const id = r.fields[0] as string;
+        return keep[id] ? customer(id, keep[id]) : r;
+      });
+    await replaceRecords(store, { companyId, kind: 'clientes', columns: CUSTOMER_COLUMNS, at: T3 }, third);
+    for (const [format, out] of [['csv', 'c.csv'], ['json', 'c.json'], ['ndjson', 'c.ndjson']] as const) {
+      const r = await pull(['clientes', '--key', key, '--state', file(`${format}.state.json`), '--format', format, '-o', file(out), '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.json().fetched, 3, format);
+      assert.equal(r.json().deleted, 2, format);
+    }
+    const live = (await request(`${server.baseUrl}/v1/clientes?limit=1000`, { headers: { authorization: `Bearer ${key}` } })).json().items;
+    assert.equal(live.length, 249);
+    assert.deepEqual(JSON.parse(readFileSync(file('c.json'), 'utf8')), live, 'json: deleted rows dropped');
+    assert.deepEqual(csvRows('c.csv').map((r) => r.id_erp), live.map((i: { id_erp: string }) => i.id_erp), 'csv: deleted rows dropped');
+    assert.deepEqual(lines('c.ndjson').slice(-3), [
+      live.find((i: { id_erp: string }) => i.id_erp === 'C000001'),
+      { id_erp: 'C000007', eliminado: true, actualizado_at: new Date(T3).toISOString() },
+      { id_erp: 'C000200', eliminado: true, actualizado_at: new Date(T3).toISOString() },
+    ]);
+  });
+
   test('a column added by a later export widens the csv; older rows get it empty', async () => {
     const own = await companyWithKey(store, 'widening');
     const target = { companyId: own.company.id, kind: 'clientes' as const };

@@ -77,7 +77,7 @@ describe('the /docs page in Chromium', { skip }, () => {
       }),
     );
     assert.deepEqual([...shown].sort(), [...expected].sort());
-    assert.equal(expected.length, 32);
+    assert.equal(expected.length, 36, '16 paths of kinds and 2 of estado, GET and OPTIONS each');
   });
 
   test('assets come from this server only, and the page runs without errors or CSP violations', async () => {

@@ -42,7 +42,11 @@ describe('OpenAPI document', () => {
   });
 
   test('documents every endpoint of contract §1.1: GET and OPTIONS, real and sandbox, list and detail', () => {
-    const expected = KINDS.flatMap((k) => [`/v1/${k}`, `/v1/${k}/{id_erp}`, `/v1/sandbox/${k}`, `/v1/sandbox/${k}/{id_erp}`]);
+    const expected = [
+      ...KINDS.flatMap((k) => [`/v1/${k}`, `/v1/${k}/{id_erp}`, `/v1/sandbox/${k}`, `/v1/sandbox/${k}/{id_erp}`]),
+      '/v1/estado',
+      '/v1/sandbox/estado',
+    ];
     assert.deepEqual(Object.keys(doc.paths).sort(), expected.sort());
     const ids = new Set<string>();
     for (const [path, item] of Object.entries<any>(doc.paths)) {
@@ -56,7 +60,10 @@ describe('OpenAPI document', () => {
       assert.deepEqual(get.security, sandbox ? [] : [{ bearerAuth: [] }, { apiKeyHeader: [] }], path);
       const params = get.parameters.map((p: any) => `${p.in}:${p.name}`);
       if (path.endsWith('{id_erp}')) assert.ok(params.includes('path:id_erp'), path);
-      else for (const q of ['limit', 'offset', 'updated_since']) assert.ok(params.includes(`query:${q}`), `${path} ${q}`);
+      else if (!path.endsWith('/estado')) {
+        for (const q of ['limit', 'offset', 'updated_since', 'include_deleted', 'snapshot']) assert.ok(params.includes(`query:${q}`), `${path} ${q}`);
+        assert.ok(get.responses['410'], `${path} documents 410 snapshot_expired`);
+      }
       assert.ok(params.includes('header:If-None-Match') && params.includes('header:X-Request-Id'), path);
       const statuses = Object.keys(get.responses);
       for (const s of ['200', '304', '400', '404', '414', '429', '431', '500', '503']) {
@@ -113,6 +120,10 @@ describe('OpenAPI document', () => {
   test('examples are the sandbox’s own responses', async () => {
     for (const kind of KINDS) {
       const list = doc.paths[`/v1/sandbox/${kind}`].get.responses['200'].content['application/json'].examples.sandbox.value;
+      const withDeleted = doc.paths[`/v1/sandbox/${kind}`].get.responses['200'].content['application/json'].examples.withDeleted;
+      const query = withDeleted.summary.slice(withDeleted.summary.indexOf('?'));
+      assert.deepEqual(withDeleted.value, (await request(`${server.baseUrl}/v1/sandbox/${kind}${query}`)).json(), `${kind}: withDeleted example`);
+      assert.ok(withDeleted.value.items.some((i: { eliminado?: boolean }) => i.eliminado === true), `${kind}: the example shows a tombstone`);
       assert.deepEqual(list, (await request(`${server.baseUrl}/v1/sandbox/${kind}?limit=2`)).json(), kind);
       const detail = doc.paths[`/v1/sandbox/${kind}/{id_erp}`].get;
       const id = detail.parameters.find((p: any) => p.name === 'id_erp').example;

@@ -17,6 +17,7 @@ import { replaceRecords } from '../../src/snapshots/write-records.js';
 import type { Store } from '../../src/store/store.js';
 import { MAIN } from '../helpers/cli.js';
 import { customer, customers, CUSTOMER_COLUMNS, range } from '../helpers/records.js';
+import { request } from '../helpers/http.js';
 import { sqliteFactory, tempDir } from '../helpers/stores.js';
 import { companyWithKey, startServer, type TestServer } from '../helpers/test-server.js';
 
@@ -96,7 +97,7 @@ describe('README examples', () => {
   });
 
   test('the section marks every example, and these are all of them', () => {
-    assert.deepEqual([...examples.keys()].sort(), ['client', 'curl-key', 'curl-sandbox', 'pull-nightly', 'pull-sandbox']);
+    assert.deepEqual([...examples.keys()].sort(), ['client', 'client-sync', 'curl-key', 'curl-sandbox', 'pull-nightly', 'pull-sandbox']);
   });
 
   test('curl: the sandbox', async () => {
@@ -131,6 +132,21 @@ describe('README examples', () => {
     assert.match(first!, /^30 customers; first: \S/);
     assert.ok(rest.length > 2, r.stdout);
     assert.match(rest.at(-1)!, /^404 not_found \(request [0-9a-f-]{36}\)$/);
+  });
+
+  test('the client sync example type-checks and runs, applying tombstones', async () => {
+    writeFileSync(join(dir.path, 'sync.mts'), example('client-sync'));
+    writeFileSync(
+      join(dir.path, 'tsconfig.sync.json'),
+      JSON.stringify({ compilerOptions: { module: 'nodenext', target: 'es2022', strict: true, noEmit: true, types: ['node'], skipLibCheck: true }, files: ['sync.mts'] }),
+    );
+    const tsc = await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.sync.json'], { cwd: dir.path, env });
+    assert.equal(tsc.code, 0, tsc.stdout + tsc.stderr);
+    writeFileSync(join(dir.path, 'sync.mjs'), example('client-sync'));
+    const r = await run(process.execPath, ['sync.mjs'], { cwd: dir.path, env });
+    assert.equal(r.code, 0, r.stderr);
+    const since = (await request(`${server.baseUrl}/v1/sandbox/clientes?updated_since=2026-09-01&limit=1000`)).json();
+    assert.equal(r.stdout.trim(), `${since.total} customers changed since September`, 'the tombstones were not counted');
   });
 
   test('npx mirador pull: the sandbox into CSV', async () => {

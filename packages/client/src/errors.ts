@@ -121,12 +121,25 @@ export class ServerError extends MiradorError {}
  */
 export class ConnectionError extends MiradorError {}
 
+/**
+ * 410 `snapshot_expired`: a pinned snapshot is no longer kept (a walk took
+ * longer than the server keeps superseded data). Start the walk over.
+ *
+ * @example
+ * ```ts
+ * try { for await (const c of client.clientes.all()) save(c); }
+ * catch (err) { if (err instanceof SnapshotExpiredError) restartSync(); else throw err; }
+ * ```
+ */
+export class SnapshotExpiredError extends MiradorError {}
+
 type ErrorClass = new (message: string, fields: MiradorErrorFields) => MiradorError;
 
 /** The class for a status; statuses not listed fall back by range. */
 const BY_STATUS: Record<number, ErrorClass> = {
   401: AuthenticationError,
   404: NotFoundError,
+  410: SnapshotExpiredError,
 };
 
 /**

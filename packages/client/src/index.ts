@@ -15,10 +15,11 @@ export { Mirador, type MiradorOptions } from './mirador.js';
 export { KindResource, type AllParams, type CallOptions, type ListParams } from './resource.js';
 export {
   AuthenticationError, ConnectionError, InvalidRequestError, MiradorError, NotFoundError, RateLimitError, ServerError,
+  SnapshotExpiredError,
   type MiradorErrorFields,
 } from './errors.js';
 export {
-  ITEM_FIELDS, KIND_NAMES,
-  type Articulo, type AvisoCorrectivo, type Cliente, type Item, type ItemBase, type ItemsByKind, type KindName, type ListPage, type Obra,
+  ITEM_FIELDS, KIND_NAMES, isTombstone,
+  type Articulo, type AvisoCorrectivo, type Cliente, type Item, type ItemBase, type ItemsByKind, type KindName, type ListPage, type Obra, type Tombstone,
 } from './items.js';
 export { type RetryInfo, type Sleep } from './transport.js';

@@ -179,6 +179,38 @@ export interface ListPage<T> {
   has_more: boolean;
   /** Always `offset + items.length`: follow it while `has_more` is true. */
   next_offset: number;
+  /** The data version this page came from (null when the kind was never imported); pass it back to pin it. */
+  snapshot: string | null;
   /** Ordered by `actualizado_at`, then `id_erp`. */
   items: T[];
+}
+
+/**
+ * A record that an import removed, listed with `includeDeleted: true`.
+ *
+ * @example
+ * ```ts
+ * for await (const c of client.clientes.all({ updatedSince: lastSync, includeDeleted: true })) {
+ *   if (isTombstone(c)) db.delete(c.id_erp); else db.upsert(c);
+ * }
+ * ```
+ */
+export interface Tombstone {
+  id_erp: string;
+  eliminado: true;
+  /** The time of the import that removed it. */
+  actualizado_at: string;
+}
+
+/**
+ * Tells a tombstone from a record.
+ *
+ * @example
+ * ```ts
+ * const page = await client.obras.list({ includeDeleted: true });
+ * const removed = page.items.filter(isTombstone).map((t) => t.id_erp);
+ * ```
+ */
+export function isTombstone(item: { id_erp: string }): item is Tombstone {
+  return (item as Partial<Tombstone>).eliminado === true;
 }

@@ -3,7 +3,7 @@
  * `next_offset`.
  */
 import { MiradorError } from './errors.js';
-import type { ListPage } from './items.js';
+import type { ListPage, Tombstone } from './items.js';
 import type { QueryValue, Transport } from './transport.js';
 
 /**
@@ -21,7 +21,14 @@ export interface ListParams {
   offset?: number;
   /** Only records changed at or after this instant: an ISO 8601 date or timestamp, or a Date. */
   updatedSince?: string | Date;
+  /** Also list records that imports removed, as tombstones (`isTombstone`). */
+  includeDeleted?: boolean;
+  /** Read this data version (an earlier page's `snapshot`) rather than the live one. */
+  snapshot?: string;
 }
+
+/** Parameters that ask for tombstones: the items are then records or tombstones. */
+type WithDeleted = { includeDeleted: true };
 
 /**
  * Parameters of a full walk through a list.
@@ -36,6 +43,8 @@ export interface AllParams {
   updatedSince?: string | Date;
   /** Records per request, 1 to 1000 (default 1000: fewest round trips). */
   pageSize?: number;
+  /** Also list records that imports removed, as tombstones: how a sync learns of deletions. */
+  includeDeleted?: boolean;
 }
 
 /**
@@ -58,6 +67,8 @@ function listQuery(params: ListParams): Record<string, QueryValue> {
     limit: params.limit,
     offset: params.offset,
     updated_since: since instanceof Date ? since.toISOString() : since,
+    include_deleted: params.includeDeleted ? 'true' : undefined,
+    snapshot: params.snapshot,
   };
 }
 
@@ -86,8 +97,11 @@ export class KindResource<T extends { id_erp: string }> {
    * const { total, items, has_more, next_offset } = await client.articulos.list({ limit: 100, updatedSince: '2026-11-01' });
    * ```
    */
-  list(params: ListParams = {}, options: CallOptions = {}): Promise<ListPage<T>> {
-    return this.transport.getJson<ListPage<T>>(this.path, listQuery(params), options.signal);
+  list(params: ListParams & WithDeleted, options?: CallOptions): Promise<ListPage<T | Tombstone>>;
+  list(params?: ListParams & { includeDeleted?: false }, options?: CallOptions): Promise<ListPage<T>>;
+  list(params?: ListParams, options?: CallOptions): Promise<ListPage<T | Tombstone>>;
+  list(params: ListParams = {}, options: CallOptions = {}): Promise<ListPage<T | Tombstone>> {
+    return this.transport.getJson<ListPage<T | Tombstone>>(this.path, listQuery(params), options.signal);
   }
 
   /**
@@ -106,7 +120,10 @@ export class KindResource<T extends { id_erp: string }> {
 
   /**
    * Every page, following `next_offset` until `has_more` is false. Each page
-   * carries `total`, for progress.
+   * carries `total`, for progress. Pages after the first pin the first page's
+   * `snapshot`, so an import landing meanwhile never makes the walk skip or
+   * repeat a record; a walk longer than the server keeps snapshots (15
+   * minutes by default) fails with SnapshotExpiredError: start it again.
    *
    * @example
    * ```ts
@@ -115,11 +132,15 @@ export class KindResource<T extends { id_erp: string }> {
    * }
    * ```
    */
-  async *pages(params: AllParams = {}, options: CallOptions = {}): AsyncGenerator<ListPage<T>, void, undefined> {
-    const base: ListParams = { updatedSince: params.updatedSince, limit: params.pageSize ?? 1000 };
+  pages(params: AllParams & WithDeleted, options?: CallOptions): AsyncGenerator<ListPage<T | Tombstone>, void, undefined>;
+  pages(params?: AllParams & { includeDeleted?: false }, options?: CallOptions): AsyncGenerator<ListPage<T>, void, undefined>;
+  pages(params?: AllParams, options?: CallOptions): AsyncGenerator<ListPage<T | Tombstone>, void, undefined>;
+  async *pages(params: AllParams = {}, options: CallOptions = {}): AsyncGenerator<ListPage<T | Tombstone>, void, undefined> {
+    const base: ListParams = { updatedSince: params.updatedSince, limit: params.pageSize ?? 1000, includeDeleted: params.includeDeleted };
     let offset = 0;
     for (;;) {
       const page = await this.list({ ...base, offset }, options);
+      if (base.snapshot === undefined && page.snapshot) base.snapshot = page.snapshot;
       yield page;
       if (!page.has_more) return;
       // A page that does not move forward would loop for ever.
@@ -140,7 +161,10 @@ export class KindResource<T extends { id_erp: string }> {
    * }
    * ```
    */
-  async *all(params: AllParams = {}, options: CallOptions = {}): AsyncGenerator<T, void, undefined> {
+  all(params: AllParams & WithDeleted, options?: CallOptions): AsyncGenerator<T | Tombstone, void, undefined>;
+  all(params?: AllParams & { includeDeleted?: false }, options?: CallOptions): AsyncGenerator<T, void, undefined>;
+  all(params?: AllParams, options?: CallOptions): AsyncGenerator<T | Tombstone, void, undefined>;
+  async *all(params: AllParams = {}, options: CallOptions = {}): AsyncGenerator<T | Tombstone, void, undefined> {
     for await (const page of this.pages(params, options)) yield* page.items;
   }
 }

@@ -27,6 +27,7 @@ const WHEN: Partial<Record<ErrorCode, string>> = {
   auth_required: 'No key at all: neither header, or an empty one.',
   unauthorized: 'A key that is unknown, malformed, revoked, not Bearer, or two different keys in the two headers.',
   not_found: 'An unknown path (even without a key), or no record with this `id_erp`; `message` says which.',
+  snapshot_expired: 'The `snapshot` parameter names a version that is unknown or no longer kept: start the download over without it.',
   method_not_allowed: 'A method other than GET, HEAD or OPTIONS on an API path; `Allow` lists them.',
   payload_too_large: 'An upload over `MAX_UPLOAD_BYTES` (panel uploads; the read API takes no bodies).',
   rate_limited: 'Over the request rate (per key; per client address on the sandbox). Wait `Retry-After` seconds.',
@@ -58,6 +59,7 @@ const HEADER_DEFS = {
   ETag: { name: 'ETag', required: true, ...str('Strong validator of this exact representation (each encoding has its own).') },
   'Cache-Control-Private': { name: 'Cache-Control', required: true, ...only('private, max-age=300', 'Real data: only the client may cache it, for 5 minutes.') },
   'Cache-Control-Public': { name: 'Cache-Control', required: true, ...only('public, max-age=3600', 'Sandbox data: anyone may cache it, for an hour.') },
+  'Cache-Control-Revalidate': { name: 'Cache-Control', required: true, ...only('private, max-age=0, must-revalidate', 'Freshness: revalidate every time (cheap with If-None-Match).') },
   'Cache-Control-No-Store': { name: 'Cache-Control', required: true, ...only('no-store', 'Errors are never cached.') },
   'Vary-Private': { name: 'Vary', required: true, ...only('Authorization, X-API-Key, Accept-Encoding') },
   'Vary-Public': { name: 'Vary', required: true, ...only('Accept-Encoding') },
@@ -169,8 +171,8 @@ export function catalogExamples() {
 const NEVER_ON_READS: readonly ErrorCode[] = ['method_not_allowed', 'payload_too_large'];
 const NEVER_ON_SANDBOX: readonly ErrorCode[] = ['auth_required', 'unauthorized'];
 const NEVER_ON_LISTS: readonly ErrorCode[] = ['not_found'];
-// A detail reads no query parameters.
-const NEVER_ON_DETAILS: readonly ErrorCode[] = ['invalid_parameter'];
+// A detail reads no query parameters, so no snapshot can expire under it.
+const NEVER_ON_DETAILS: readonly ErrorCode[] = ['invalid_parameter', 'snapshot_expired'];
 
 function readCodes(sandbox: boolean, detail: boolean): ErrorCode[] {
   const excluded = new Set([...NEVER_ON_READS, ...(sandbox ? NEVER_ON_SANDBOX : []), ...(detail ? NEVER_ON_DETAILS : NEVER_ON_LISTS)]);
@@ -210,14 +212,14 @@ function okHeaders(sandbox: boolean) {
   );
 }
 
-function notModified(sandbox: boolean) {
+function notModified(sandbox: boolean, cacheControl?: HeaderId) {
   return {
     type: 'null',
     description: '`If-None-Match` held this representation’s `ETag`: no body. Does not count against the rate limit.',
     headers: headers(
       'X-Request-Id',
       'ETag',
-      sandbox ? 'Cache-Control-Public' : 'Cache-Control-Private',
+      cacheControl ?? (sandbox ? 'Cache-Control-Public' : 'Cache-Control-Private'),
       sandbox ? 'Vary-Public' : 'Vary-Private',
       ...RATE_LIMIT,
     ),
@@ -227,6 +229,8 @@ function notModified(sandbox: boolean) {
 const HEAD_NOTE = '`HEAD` answers the same without a body.';
 
 export interface ApiDocs {
+  estado(sandbox: boolean): Record<string, unknown>;
+  estadoPreflight(sandbox: boolean): Record<string, unknown>;
   list(kind: Kind, sandbox: boolean): Record<string, unknown>;
   detail(kind: Kind, sandbox: boolean): Record<string, unknown>;
   preflight(kind: Kind, sandbox: boolean, detail: boolean): Record<string, unknown>;
@@ -237,7 +241,63 @@ export function apiDocs(sandboxData: SandboxSnapshots): ApiDocs {
   const where = (sandbox: boolean) =>
     sandbox ? 'Sandbox: fixed fictitious data, no key needed. Replace `/v1/sandbox/` with `/v1/` and add a key to read real data.' : 'Needs an API key.';
 
+  const preflightResponse = {
+    204: {
+      type: 'null',
+      description: 'Allowed.',
+      headers: headers(
+        'X-Request-Id',
+        'Access-Control-Allow-Origin',
+        'Access-Control-Allow-Methods',
+        'Access-Control-Allow-Headers',
+        'Access-Control-Max-Age',
+        'Allow',
+      ),
+    },
+  };
+
   return {
+    estado(sandbox) {
+      const codes = readCodes(sandbox, true).filter((c) => c !== 'not_found');
+      return {
+        operationId: sandbox ? 'getSandboxEstado' : 'getEstado',
+        tags: ['estado'],
+        summary: `How fresh the data is${sandbox ? ' (sandbox)' : ''}`,
+        description:
+          'Per kind: the record count, when the live data was published and its snapshot id. A dashboard can show ' +
+          `"data as of…" from it, and a sync can skip a kind whose snapshot has not changed. ${where(sandbox)}`,
+        security: sandbox ? [] : SECURITY_REAL,
+        headers: READ_HEADERS,
+        response: {
+          200: {
+            description: 'The state of every kind.',
+            headers: headers(
+              'X-Request-Id',
+              'ETag',
+              sandbox ? 'Cache-Control-Public' : 'Cache-Control-Revalidate',
+              sandbox ? 'Vary-Public' : 'Vary-Private',
+              'Content-Encoding',
+              ...RATE_LIMIT,
+            ),
+            content: { 'application/json': { schema: ref(sandbox ? 'SandboxEstado' : 'Estado') } },
+          },
+          304: notModified(sandbox, sandbox ? 'Cache-Control-Public' : 'Cache-Control-Revalidate'),
+          ...errorResponses(codes),
+        },
+      };
+    },
+
+    estadoPreflight(sandbox) {
+      return {
+        operationId: sandbox ? 'preflightSandboxEstado' : 'preflightEstado',
+        tags: ['CORS'],
+        summary: `CORS preflight of ${sandbox ? '/v1/sandbox/' : '/v1/'}estado`,
+        description: 'Browsers send this before a cross-origin GET with a key header. Any origin may read.',
+        security: [],
+        response: preflightResponse,
+      };
+    },
+
     list(kind, sandbox) {
       const ex = examples[kind];
       return {
@@ -262,6 +322,15 @@ export function apiDocs(sandboxData: SandboxSnapshots): ApiDocs {
                     summary: sandbox ? `GET /v1/sandbox/${kind}?limit=2` : `A page with limit=2 (sandbox records)`,
                     value: sandbox ? ex.sandboxList : ex.list,
                   },
+                  ...(sandbox
+                    ? {
+                        withDeleted: {
+                          summary: `GET /v1/sandbox/${kind}?updated_since=${ex.deletedSince}&include_deleted=true`,
+                          description: 'Changes since an import, with the records it removed as tombstones.',
+                          value: ex.sandboxDeletedList,
+                        },
+                      }
+                    : {}),
                 },
               },
             },

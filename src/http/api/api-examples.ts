@@ -21,7 +21,12 @@ export interface KindExamples {
   detail: Record<string, unknown>;
   /** The id of that first record, for the path parameter's example. */
   firstId: string;
+  /** `GET /v1/sandbox/<kind>?updated_since=<deletedSince>&include_deleted=true`: records and tombstones. */
+  sandboxDeletedList: Record<string, unknown>;
+  deletedSince: string;
 }
+
+type Row = { id_erp: string; actualizado_at: string };
 
 export function sandboxExamples(sandbox: SandboxSnapshots): Record<Kind, KindExamples> {
   const out = {} as Record<Kind, KindExamples>;
@@ -30,9 +35,21 @@ export function sandboxExamples(sandbox: SandboxSnapshots): Record<Kind, KindExa
     const n = Math.min(EXAMPLE_PAGE_SIZE, meta.count);
     // Parsed once at start, never on the request path.
     const items = JSON.parse(`[${Buffer.concat(sliceItems(chunks, 0, n)).toString('utf8')}]`) as { id_erp: string }[];
-    const page = { total: meta.count, limit: EXAMPLE_PAGE_SIZE, offset: 0, has_more: n < meta.count, next_offset: n, items };
+    const page = { total: meta.count, limit: EXAMPLE_PAGE_SIZE, offset: 0, has_more: n < meta.count, next_offset: n, snapshot: meta.publicId, items };
     const first = items[0]!;
+    // The sandbox's latest import: the records it changed and the one it removed.
+    const last = meta.timeline[meta.timeline.length - 1]!;
+    const changed = JSON.parse(`[${Buffer.concat(sliceItems(chunks, last.firstPos, meta.count)).toString('utf8')}]`) as Row[];
+    const removed = sandbox.byKind[kind].tombstones.filter((t) => t.at >= last.at).map((t) => JSON.parse(t.json.toString('utf8')) as Row);
+    const merged = [...changed, ...removed].sort(
+      (a, b) => (a.actualizado_at < b.actualizado_at ? -1 : a.actualizado_at > b.actualizado_at ? 1 : Buffer.compare(Buffer.from(a.id_erp), Buffer.from(b.id_erp))),
+    );
     out[kind] = {
+      deletedSince: new Date(last.at).toISOString(),
+      sandboxDeletedList: {
+        ok: true, sandbox: true, total: merged.length, limit: 100, offset: 0, has_more: false,
+        next_offset: merged.length, snapshot: meta.publicId, items: merged,
+      },
       sandboxList: { ok: true, sandbox: true, ...page },
       list: { ok: true, ...page },
       sandboxDetail: { ok: true, sandbox: true, item: first },

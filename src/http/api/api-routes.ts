@@ -120,7 +120,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
 
   for (const sandbox of [false, true]) {
     const base = sandbox ? '/v1/sandbox' : '/v1';
-    app.get(`${base}/estado`, async (request, reply) => {
+    app.get(`${base}/estado`, { ...DOC_ONLY, schema: docs.estado(sandbox) }, async (request, reply) => {
       const { meter, companyId } = await (sandbox ? sandboxView : realView)(request, reply, 'clientes');
       const kinds: Record<string, { total: number; importado_at: string | null; snapshot: string | null }> = {};
       for (const kind of KINDS) {
@@ -142,7 +142,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
         pieces: () => [body],
       });
     });
-    registerOtherMethods(app, `${base}/estado`, otherMethods);
+    registerOtherMethods(app, `${base}/estado`, otherMethods, docs.estadoPreflight(sandbox));
   }
 
   for (const kind of KINDS) {

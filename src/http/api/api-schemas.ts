@@ -53,10 +53,35 @@ export const ID_ERP_PARAM = {
   description: "The record's `id_erp`, percent-encoded once (`A/1` is sent as `A%2F1`).",
 } as const;
 
+export const INCLUDE_DELETED_PARAM = {
+  // No `default`: the docs page would then send include_deleted=false with every try.
+  type: 'boolean',
+  description:
+    '`true` adds tombstones (`{"id_erp", "eliminado": true, "actualizado_at"}`) for records that imports removed ' +
+    '(at or after `updated_since`), in list order and counted in `total`. Kept at least 90 days.',
+} as const;
+
+/** list-query.ts checks `snapshot` with this same expression. */
+export const SNAPSHOT_ID = /^[A-Za-z0-9-]{1,64}$/;
+
+export const SNAPSHOT_PARAM = {
+  type: 'string',
+  pattern: SNAPSHOT_ID.source,
+  description:
+    'The `snapshot` of an earlier page: read that same version of the data, so a paged download never skips or ' +
+    'repeats a record while an import lands. Kept 15 minutes after it is superseded; then `410 snapshot_expired`.',
+} as const;
+
 /** The query string of a list. Unknown parameters are ignored; any of these given twice is a 400. */
 export const LIST_QUERY = {
   type: 'object',
-  properties: { limit: LIMIT_PARAM, offset: OFFSET_PARAM, updated_since: UPDATED_SINCE_PARAM },
+  properties: {
+    limit: LIMIT_PARAM,
+    offset: OFFSET_PARAM,
+    updated_since: UPDATED_SINCE_PARAM,
+    include_deleted: INCLUDE_DELETED_PARAM,
+    snapshot: SNAPSHOT_PARAM,
+  },
 } as const;
 
 export const DETAIL_PARAMS = {
@@ -145,13 +170,61 @@ function itemSchema(kind: Kind) {
 
 const TRUE = { type: 'boolean', const: true };
 
+/** A record removed by an import, listed with `include_deleted=true`. */
+function tombstoneSchema() {
+  return {
+    $id: 'Tombstone',
+    title: 'Tombstone',
+    description: 'A record that an import removed (only with `include_deleted=true`). Re-added records are items again.',
+    type: 'object',
+    required: ['id_erp', 'eliminado', 'actualizado_at'],
+    additionalProperties: false,
+    properties: {
+      id_erp: { type: 'string', minLength: 1 },
+      eliminado: TRUE,
+      actualizado_at: { type: 'string', format: 'date-time', description: 'The time of the import that removed it.' },
+    },
+  };
+}
+
+/** `GET /v1/estado`: how fresh each kind's data is. */
+function estadoSchema(sandbox: boolean) {
+  const kindState = {
+    type: 'object',
+    required: ['total', 'importado_at', 'snapshot'],
+    additionalProperties: false,
+    properties: {
+      total: { type: 'integer', minimum: 0, description: 'Records of the kind.' },
+      importado_at: { type: ['string', 'null'], format: 'date-time', description: 'When the live data was published; null if never imported.' },
+      snapshot: { type: ['string', 'null'], description: 'The live snapshot, as in list envelopes; null if never imported.' },
+    },
+  };
+  return {
+    $id: sandbox ? 'SandboxEstado' : 'Estado',
+    title: sandbox ? 'SandboxEstado' : 'Estado',
+    type: 'object',
+    required: ['ok', ...(sandbox ? ['sandbox'] : []), 'kinds'],
+    additionalProperties: false,
+    properties: {
+      ok: TRUE,
+      ...(sandbox ? { sandbox: TRUE } : {}),
+      kinds: {
+        type: 'object',
+        required: [...KINDS],
+        additionalProperties: false,
+        properties: Object.fromEntries(KINDS.map((k) => [k, kindState])),
+      },
+    },
+  };
+}
+
 function listSchema(kind: Kind, sandbox: boolean) {
   return {
     $id: schemaNames.list(kind, sandbox),
     title: schemaNames.list(kind, sandbox),
     description: sandbox ? 'A page of sandbox records (fictitious, fixed data).' : 'A page of records.',
     type: 'object',
-    required: ['ok', ...(sandbox ? ['sandbox'] : []), 'total', 'limit', 'offset', 'has_more', 'next_offset', 'items'],
+    required: ['ok', ...(sandbox ? ['sandbox'] : []), 'total', 'limit', 'offset', 'has_more', 'next_offset', 'snapshot', 'items'],
     additionalProperties: false,
     properties: {
       ok: TRUE,
@@ -161,11 +234,15 @@ function listSchema(kind: Kind, sandbox: boolean) {
       offset: { type: 'integer', minimum: 0 },
       has_more: { type: 'boolean', description: '`offset + items.length < total`.' },
       next_offset: { type: 'integer', minimum: 0, description: 'Always `offset + items.length`: follow it while `has_more` is true.' },
+      snapshot: {
+        type: ['string', 'null'],
+        description: 'The data version this page was read from (null if the kind was never imported). Pass it as `snapshot=` on the next pages.',
+      },
       items: {
         type: 'array',
         maxItems: LIMIT_PARAM.maximum,
-        items: ref(ITEM_NAMES[kind]),
-        description: 'Ordered by `actualizado_at`, then `id_erp` in byte order.',
+        items: { oneOf: [ref(ITEM_NAMES[kind]), ref('Tombstone')] },
+        description: 'Ordered by `actualizado_at`, then `id_erp` in byte order. Tombstones only with `include_deleted=true`.',
       },
     },
   };
@@ -214,6 +291,9 @@ function errorSchema(status: number) {
 export function sharedSchemas(): { $id: string }[] {
   return [
     ...KINDS.map(itemSchema),
+    tombstoneSchema(),
+    estadoSchema(false),
+    estadoSchema(true),
     ...KINDS.flatMap((kind) => [false, true].flatMap((sb) => [listSchema(kind, sb), detailSchema(kind, sb)])),
     ...errorStatuses().map(errorSchema),
   ];

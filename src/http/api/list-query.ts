@@ -4,7 +4,7 @@
  * accepts. Unknown parameters are ignored; a repeated one is an error.
  */
 import { ApiError } from '../errors.js';
-import { ISO_TIMESTAMP, LIMIT_PARAM, OFFSET_PARAM } from './api-schemas.js';
+import { ISO_TIMESTAMP, LIMIT_PARAM, OFFSET_PARAM, SNAPSHOT_ID } from './api-schemas.js';
 
 export interface ListQuery {
   limit: number;
@@ -82,7 +82,7 @@ export function parseListQuery(query: RawQuery): ListQuery {
   }
   let snapshot: string | null = null;
   if (snapshotRaw !== undefined) {
-    if (!/^[A-Za-z0-9-]{1,64}$/.test(snapshotRaw)) {
+    if (!SNAPSHOT_ID.test(snapshotRaw)) {
       throw new ApiError(
         'invalid_parameter',
         `The parameter "snapshot" must be the "snapshot" value of a list response; got "${clip(snapshotRaw)}".`,
