@@ -381,20 +381,7 @@ export function apiDocs(sandboxData: SandboxSnapshots): ApiDocs {
         description: 'Browsers send this before a cross-origin GET with a key header. Any origin may read.',
         security: [],
         ...(detail ? { params: DETAIL_PARAMS } : {}),
-        response: {
-          204: {
-            type: 'null',
-            description: 'Allowed.',
-            headers: headers(
-              'X-Request-Id',
-              'Access-Control-Allow-Origin',
-              'Access-Control-Allow-Methods',
-              'Access-Control-Allow-Headers',
-              'Access-Control-Max-Age',
-              'Allow',
-            ),
-          },
-        },
+        response: preflightResponse,
       };
     },
   };

@@ -8,7 +8,7 @@
 import type { Kind } from '../../domain/kinds.js';
 import { UploadTooLargeError, type ImportJob } from '../store.js';
 import type { Db } from './postgres-connection.js';
-import { toImport, type ImportRow } from './postgres-rows.js';
+import { toImport, type ImportRow } from '../row-mappers.js';
 
 const BLOB_BYTES = 1024 * 1024;
 /** Uploads cut off while being received are dropped after this long. */

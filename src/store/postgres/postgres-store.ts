@@ -19,7 +19,7 @@ import {
 import { Db } from './postgres-connection.js';
 import * as imports from './postgres-imports.js';
 import { migrate } from './postgres-migrations.js';
-import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from './postgres-rows.js';
+import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from '../row-mappers.js';
 import * as snapshots from './postgres-snapshots.js';
 
 const UNIQUE_VIOLATION = '23505';

@@ -2,7 +2,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Kind } from '../../domain/kinds.js';
 import { UploadTooLargeError, type ImportJob } from '../store.js';
-import { toImport, type ImportRow } from './sqlite-rows.js';
+import { toImport, type ImportRow } from '../row-mappers.js';
 
 const BLOB_BYTES = 1024 * 1024;
 

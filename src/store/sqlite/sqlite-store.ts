@@ -19,7 +19,7 @@ import {
 } from '../store.js';
 import * as imports from './sqlite-imports.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
-import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from './sqlite-rows.js';
+import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from '../row-mappers.js';
 import * as snapshots from './sqlite-snapshots.js';
 
 export class SqliteStore implements Store {

@@ -1,10 +1,11 @@
 /**
- * Row ↔ object conversions for the PostgreSQL adapter. BIGINT columns arrive as
- * numbers (see the type parser in postgres-connection.ts), BYTEA as Buffers.
+ * Row ↔ object conversions, shared by both adapters: their tables have the
+ * same columns, times are epoch-ms numbers in both (PostgreSQL's BIGINTs are
+ * parsed as numbers, see postgres-connection.ts), and blobs arrive as Buffers.
  */
-import type { Kind } from '../../domain/kinds.js';
-import type { CredentialScope } from '../../domain/api-keys.js';
-import type { Company, Credential, ImportJob, ImportStatus, User } from '../store.js';
+import type { Kind } from '../domain/kinds.js';
+import type { CredentialScope } from '../domain/api-keys.js';
+import type { Company, Credential, ImportJob, ImportStatus, User } from './store.js';
 
 const date = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
 
