@@ -6,6 +6,7 @@ import { registerImportCommands } from './import-commands.js';
 import { registerKeyCommands } from './key-commands.js';
 import { registerMappingCommands } from './mapping-commands.js';
 import { registerServeCommands } from './serve-commands.js';
+import { registerUserCommands } from './user-commands.js';
 
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('mirador')
@@ -15,6 +16,7 @@ export function buildProgram(ctx: CliContext): Command {
     .configureOutput({ writeOut: (s) => ctx.out(s.trimEnd()), writeErr: (s) => ctx.err(s.trimEnd()) });
   registerServeCommands(program, ctx);
   registerCompanyCommands(program, ctx);
+  registerUserCommands(program, ctx);
   registerKeyCommands(program, ctx);
   registerImportCommands(program, ctx);
   registerMappingCommands(program, ctx);

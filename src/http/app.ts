@@ -11,6 +11,7 @@ import { registerApiRoutes } from './api/api-routes.js';
 import { CompressedBodyCache } from './api/send-body.js';
 import { CachedChunkSource } from './api/snapshot-reader.js';
 import { CredentialsCache } from './credentials-cache.js';
+import { panelPlugin } from './panel/panel-plugin.js';
 import { ApiError, sendError } from './errors.js';
 import { StoreUnavailableError } from '../store/store.js';
 
@@ -20,6 +21,8 @@ export interface AppDeps {
   logger: FastifyBaseLogger;
   /** Built once per process; shared when several apps run in one process (tests). */
   sandbox?: SandboxSnapshots;
+  /** Called when an upload is queued, so the import worker takes it now rather than at its next poll. */
+  onImportQueued?: () => void;
 }
 
 export interface App {
@@ -102,6 +105,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     sandbox,
     compressed: new CompressedBodyCache(Math.max(16 * 1024 * 1024, config.chunkCacheBytes / 2)),
   });
+
+  await fastify.register(panelPlugin, { prefix: '/panel', config, store, credentials, onImportQueued: deps.onImportQueued });
 
   await fastify.ready();
   return {

@@ -15,8 +15,13 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startHttp(config: Config, store: Store, logger: FastifyBaseLogger): Promise<RunningServer> {
-  const app = await buildApp({ config, store, logger });
+export async function startHttp(
+  config: Config,
+  store: Store,
+  logger: FastifyBaseLogger,
+  onImportQueued?: () => void,
+): Promise<RunningServer> {
+  const app = await buildApp({ config, store, logger, onImportQueued });
   const address = await app.fastify.listen({ port: config.port, host: config.host });
   return {
     app,
@@ -32,7 +37,12 @@ export interface ServeOptions {
   workers: number;
   /** Starts the background import worker; returns its stop function. */
   startImportWorker?: () => Promise<() => Promise<void>>;
+  /** Wakes the import worker (in this process) when an upload is queued. */
+  onImportQueued?: () => void;
 }
+
+/** What a forked HTTP process sends the primary, which runs the import worker. */
+const IMPORT_QUEUED = 'mirador:import-queued';
 
 /**
  * With `workers` > 1 the primary process forks that many HTTP processes (node's
@@ -52,6 +62,9 @@ export async function serve(
 
   if (cluster.isPrimary && options.workers > 1) {
     for (let i = 0; i < options.workers; i++) cluster.fork();
+    cluster.on('message', (_worker, message) => {
+      if (message === IMPORT_QUEUED) options.onImportQueued?.();
+    });
     let stopping = false;
     cluster.on('exit', (worker, code, signal) => {
       if (stopping) return;
@@ -71,7 +84,9 @@ export async function serve(
     return;
   }
 
-  const server = await startHttp(config, store, logger);
+  // A forked HTTP process has no worker of its own: it asks the primary to wake its.
+  const onImportQueued = cluster.isPrimary ? options.onImportQueued : () => process.send?.(IMPORT_QUEUED);
+  const server = await startHttp(config, store, logger, onImportQueued);
   logger.info({ address: server.address, pid: process.pid }, 'mirador listening');
   onSignals(async () => {
     await server.close();
