@@ -7,6 +7,7 @@ import { registerKeyCommands } from './key-commands.js';
 import { registerMappingCommands } from './mapping-commands.js';
 import { registerPullCommand } from './pull-command.js';
 import { registerServeCommands } from './serve-commands.js';
+import { registerUserCommands } from './user-commands.js';
 
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('mirador')
@@ -16,6 +17,7 @@ export function buildProgram(ctx: CliContext): Command {
     .configureOutput({ writeOut: (s) => ctx.out(s.trimEnd()), writeErr: (s) => ctx.err(s.trimEnd()) });
   registerServeCommands(program, ctx);
   registerCompanyCommands(program, ctx);
+  registerUserCommands(program, ctx);
   registerKeyCommands(program, ctx);
   registerImportCommands(program, ctx);
   registerMappingCommands(program, ctx);

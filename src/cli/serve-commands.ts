@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { serve } from '../http/server.js';
-import { startImportThread } from '../imports/import-thread.js';
+import { startImportThread, type ImportThread } from '../imports/import-thread.js';
 import { createLogger } from '../logger.js';
 import { CliError, emit, withStore, type CliContext, type JsonOption } from './cli-context.js';
 
@@ -24,10 +24,11 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
       }
       if (opts.host !== undefined) config.host = opts.host;
       const logger = createLogger(config.logLevel);
+      let thread: ImportThread | undefined;
       await serve(config, ctx.openStore, logger, {
         workers,
         startImportWorker: async (metrics) => {
-          const thread = startImportThread(
+          thread = startImportThread(
             {
               databaseUrl: config.databaseUrl,
               snapshotRetentionMs: config.snapshotRetentionMs,
@@ -36,8 +37,9 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
             logger,
             (report) => metrics.observeImport(report),
           );
-          return () => thread.stop();
+          return () => thread!.stop();
         },
+        onImportQueued: () => thread?.wake(),
       });
     });
 

@@ -18,6 +18,7 @@ import { registerOpsRoutes } from './ops-routes.js';
 import { registerDocsPage } from './docs/docs-page.js';
 import { registerOpenApi } from './docs/openapi-document.js';
 import { closeConnectionsGracefully } from './graceful-close.js';
+import { panelPlugin } from './panel/panel-plugin.js';
 import { ApiError, sendError } from './errors.js';
 import { StoreUnavailableError } from '../store/store.js';
 
@@ -29,6 +30,8 @@ export interface AppDeps {
   sandbox?: SandboxSnapshots;
   /** Process metrics; the server shares them with the import worker's events. */
   metrics?: Metrics;
+  /** Called when an upload is queued, so the import worker takes it now rather than at its next poll. */
+  onImportQueued?: () => void;
 }
 
 export interface App {
@@ -132,6 +135,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   registerOpsRoutes(fastify, store, metrics);
+  await fastify.register(panelPlugin, { prefix: '/panel', config, store, credentials, onImportQueued: deps.onImportQueued });
 
   await fastify.ready();
   return {

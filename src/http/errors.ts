@@ -10,6 +10,7 @@ export const ERROR_CATALOG = {
   invalid_parameter: { status: 400, message: 'A query parameter is malformed or out of range.' },
   auth_required: { status: 401, message: 'No API key was sent. Send it as "Authorization: Bearer <key>" or "X-API-Key: <key>".' },
   unauthorized: { status: 401, message: 'The API key is not valid: it is unknown, malformed or revoked.' },
+  forbidden: { status: 403, message: 'The request was refused: a panel form without its valid CSRF token.' },
   not_found: { status: 404, message: 'There is nothing at this path.' },
   method_not_allowed: { status: 405, message: 'Only GET, HEAD and OPTIONS are allowed here.' },
   snapshot_expired: {

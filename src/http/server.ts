@@ -21,8 +21,9 @@ export async function startHttp(
   store: Store,
   logger: FastifyBaseLogger,
   metrics?: Metrics,
+  onImportQueued?: () => void,
 ): Promise<RunningServer> {
-  const app = await buildApp({ config, store, logger, metrics });
+  const app = await buildApp({ config, store, logger, metrics, onImportQueued });
   const address = await app.fastify.listen({ port: config.port, host: config.host });
   return {
     app,
@@ -38,7 +39,12 @@ export interface ServeOptions {
   workers: number;
   /** Starts the background import worker, reporting to `metrics`; returns its stop function. */
   startImportWorker?: (metrics: Metrics) => Promise<() => Promise<void>>;
+  /** Wakes the import worker (in this process) when an upload is queued. */
+  onImportQueued?: () => void;
 }
+
+/** What a forked HTTP process sends the primary, which runs the import worker. */
+const IMPORT_QUEUED = 'mirador:import-queued';
 
 /**
  * With `workers` > 1 the primary process forks that many HTTP processes (node's
@@ -59,6 +65,9 @@ export async function serve(
 
   if (cluster.isPrimary && options.workers > 1) {
     for (let i = 0; i < options.workers; i++) cluster.fork();
+    cluster.on('message', (_worker, message) => {
+      if (message === IMPORT_QUEUED) options.onImportQueued?.();
+    });
     let stopping = false;
     cluster.on('exit', (worker, code, signal) => {
       if (stopping) return;
@@ -78,7 +87,9 @@ export async function serve(
     return;
   }
 
-  const server = await startHttp(config, store, logger, metrics);
+  // A forked HTTP process has no worker of its own: it asks the primary to wake its.
+  const onImportQueued = cluster.isPrimary ? options.onImportQueued : () => process.send?.(IMPORT_QUEUED);
+  const server = await startHttp(config, store, logger, metrics, onImportQueued);
   logger.info({ address: server.address, pid: process.pid }, 'mirador listening');
   onSignals(async () => {
     await server.close();

@@ -131,3 +131,20 @@ function likelyKind(kind: Kind, columns: readonly string[], normalised: readonly
   }
   return best;
 }
+
+/**
+ * Which column would feed each field of `kind` for a file with `columns`,
+ * field by field and without failing: for the panel's mapping page, which
+ * must show a file even when it lacks an id column or the override names a
+ * column the file does not have (that field shows null).
+ */
+export function previewMapping(kind: Kind, columns: readonly string[], override: MappingOverride = {}): Record<string, string | null> {
+  const normalised = columns.map(normaliseColumnName);
+  const sources: Record<string, string | null> = {};
+  for (const field of KIND_SPECS[kind].fields) {
+    const chosen = override[field.name];
+    const at = chosen === undefined ? findDefault(candidateNames(field), columns, normalised) : columns.indexOf(chosen);
+    sources[field.name] = at === -1 ? null : (columns[at] as string);
+  }
+  return sources;
+}

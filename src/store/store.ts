@@ -235,6 +235,15 @@ export interface Store {
     body: AsyncIterable<Buffer>,
     maxBytes: number,
   ): Promise<ImportJob>;
+  /**
+   * Queues a new import of the same company, kind and file as import `id`,
+   * copying its stored upload (the panel's "re-apply the last file", after a
+   * mapping change). `source` says who asked. Null when `id` is unknown.
+   *
+   * @example
+   * const again = await store.copyImport(last.id, 'panel');
+   */
+  copyImport(id: number, source: string): Promise<ImportJob | null>;
   importById(id: number): Promise<ImportJob | null>;
   /** Newest first. */
   listImports(companyId: number, kind?: Kind, limit?: number): Promise<ImportJob[]>;

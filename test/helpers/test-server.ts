@@ -2,7 +2,7 @@
 import { pino } from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.js';
-import { buildApp, type App } from '../../src/http/app.js';
+import { buildApp, type App, type AppDeps } from '../../src/http/app.js';
 import { SandboxSnapshots } from '../../src/sandbox/sandbox-snapshots.js';
 import type { Store } from '../../src/store/store.js';
 import { generateCredential } from '../../src/domain/api-keys.js';
@@ -16,11 +16,15 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startServer(store: Store, env: Record<string, string> = {}): Promise<TestServer> {
+export async function startServer(
+  store: Store,
+  env: Record<string, string> = {},
+  deps: Pick<AppDeps, 'onImportQueued'> = {},
+): Promise<TestServer> {
   const config = loadConfig({ LOG_LEVEL: 'silent', ...env });
   sharedSandbox ??= new SandboxSnapshots();
   const logger = pino({ level: config.logLevel }) as unknown as FastifyBaseLogger;
-  const app = await buildApp({ config, store, logger, sandbox: sharedSandbox });
+  const app = await buildApp({ config, store, logger, sandbox: sharedSandbox, ...deps });
   const address = await app.fastify.listen({ port: 0, host: '127.0.0.1' });
   return {
     baseUrl: address,

@@ -87,6 +87,29 @@ export function storeQueueSuite(factory: StoreFactory) {
       assert.equal(await store.claimImport('w'), null);
     });
 
+    test('copyImport queues a new import of the same file; the original is untouched', async () => {
+      const companyId = await company();
+      const bytes = Buffer.concat([randomBytes(MiB + 3), randomBytes(1000)]);
+      const original = await store.createImport(
+        { companyId, kind: 'obras', filename: 'obras.csv', source: 'cli' },
+        parts(bytes),
+        10 * MiB,
+      );
+      assert.equal((await store.claimImport('w'))?.id, original.id);
+      await store.failImport(original.id, 'bad mapping', null);
+      const copy = (await store.copyImport(original.id, 'panel'))!;
+      assert.ok(copy.id > original.id);
+      assert.deepEqual(
+        [copy.companyId, copy.kind, copy.status, copy.filename, copy.sizeBytes, copy.source, copy.attempts, copy.report],
+        [companyId, 'obras', 'queued', 'obras.csv', bytes.length, 'panel', 0, null],
+      );
+      assert.ok((await readAll(store.readImportFile(copy.id))).equals(bytes));
+      assert.ok((await readAll(store.readImportFile(original.id))).equals(bytes));
+      assert.equal((await store.importById(original.id))!.status, 'failed');
+      assert.equal((await store.claimImport('w'))?.id, copy.id, 'the copy is claimable like any upload');
+      assert.equal(await store.copyImport(999_999, 'panel'), null);
+    });
+
     test('listImports: newest first, by kind, limited', async () => {
       const companyId = await company();
       const a = await upload(companyId, 'clientes');

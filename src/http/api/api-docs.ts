@@ -165,10 +165,11 @@ export function catalogExamples() {
 }
 
 /**
- * Codes no GET can answer: 405 is for other methods, 413 for uploads. Every
+ * Codes no GET can answer: 405 is for other methods, 413 for uploads, 403
+ * for the panel's forms. Every
  * other catalog code is documented on every read unless excluded below.
  */
-const NEVER_ON_READS: readonly ErrorCode[] = ['method_not_allowed', 'payload_too_large'];
+const NEVER_ON_READS: readonly ErrorCode[] = ['method_not_allowed', 'payload_too_large', 'forbidden'];
 const NEVER_ON_SANDBOX: readonly ErrorCode[] = ['auth_required', 'unauthorized'];
 const NEVER_ON_LISTS: readonly ErrorCode[] = ['not_found'];
 // A detail reads no query parameters, so no snapshot can expire under it.

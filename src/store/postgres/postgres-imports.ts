@@ -64,6 +64,29 @@ export async function createImport(
   return toImport(r!);
 }
 
+export async function copyImport(db: Db, id: number, source: string): Promise<ImportJob | null> {
+  // One transaction: the copy is queued complete or not at all. Unbounded,
+  // since copying a large upload's blobs may outlast the statement timeout.
+  const r = await db.tx(
+    async (c) => {
+      const row = await c.one<ImportRow>(
+        `INSERT INTO imports (company_id, kind, status, filename, size_bytes, source, created_at)
+         SELECT company_id, kind, 'queued', filename, size_bytes, $2, $3 FROM imports
+         WHERE id = $1 AND status <> 'receiving' RETURNING *`,
+        [id, source, Date.now()],
+      );
+      if (!row) return null;
+      await c.run('INSERT INTO import_blobs (import_id, seq, bytes) SELECT $1, seq, bytes FROM import_blobs WHERE import_id = $2', [
+        row.id,
+        id,
+      ]);
+      return row;
+    },
+    { unbounded: true },
+  );
+  return r ? toImport(r) : null;
+}
+
 export async function importById(db: Db, id: number): Promise<ImportJob | null> {
   const r = await db.one<ImportRow>('SELECT * FROM imports WHERE id = $1', [id]);
   return r ? toImport(r) : null;

@@ -205,6 +205,10 @@ export class PostgresStore implements Store {
     return imports.createImport(this.db, input, body, maxBytes);
   }
 
+  copyImport(id: number, source: string): Promise<ImportJob | null> {
+    return imports.copyImport(this.db, id, source);
+  }
+
   importById(id: number): Promise<ImportJob | null> {
     return imports.importById(this.db, id);
   }

@@ -53,6 +53,25 @@ export async function createImport(
   return importById(db, id)!;
 }
 
+export function copyImport(db: Database, id: number, source: string): ImportJob | null {
+  // One transaction: the copy is queued complete or not at all. A blob copy
+  // of a large file holds the write lock for a moment; re-applying is rare.
+  const newId = db.transaction(() => {
+    const r = db
+      .prepare(
+        `INSERT INTO imports (company_id, kind, status, filename, size_bytes, source, created_at)
+         SELECT company_id, kind, 'queued', filename, size_bytes, ?, ? FROM imports
+         WHERE id = ? AND status <> 'receiving'`,
+      )
+      .run(source, Date.now(), id);
+    if (r.changes === 0) return null;
+    const copy = Number(r.lastInsertRowid);
+    db.prepare('INSERT INTO import_blobs (import_id, seq, bytes) SELECT ?, seq, bytes FROM import_blobs WHERE import_id = ?').run(copy, id);
+    return copy;
+  }).immediate();
+  return newId === null ? null : importById(db, newId);
+}
+
 export function importById(db: Database, id: number): ImportJob | null {
   const r = db.prepare('SELECT * FROM imports WHERE id = ?').get(id) as ImportRow | undefined;
   return r ? toImport(r) : null;

@@ -202,6 +202,10 @@ export class SqliteStore implements Store {
     return imports.createImport(this.db, input, body, maxBytes);
   }
 
+  async copyImport(id: number, source: string): Promise<ImportJob | null> {
+    return imports.copyImport(this.db, id, source);
+  }
+
   async importById(id: number): Promise<ImportJob | null> {
     return imports.importById(this.db, id);
   }

@@ -1,0 +1,64 @@
+/** Signing in and out, and the language switch. */
+import type { FastifyInstance } from 'fastify';
+import { dummyPasswordHash, MAX_PASSWORD_LENGTH, normaliseEmail, verifyPassword } from '../../domain/passwords.js';
+import { isLang } from './i18n.js';
+import { pageContext, safePanelPath, sendPage, type PanelDeps } from './panel-context.js';
+import { LANG_COOKIE } from './panel-session.js';
+import { signInPage } from './views/sign-in-page.js';
+
+type Form = Record<string, unknown>;
+const text = (v: unknown) => (typeof v === 'string' ? v : '');
+
+export function registerAuthRoutes(app: FastifyInstance, deps: PanelDeps) {
+  const { store, sessions, throttle } = deps;
+
+  app.get('/sign-in', { config: { panelAccess: 'public' } }, async (request, reply) => {
+    if (request.panel?.user) return reply.redirect('/panel', 303);
+    const query = request.query as Form;
+    const ctx = pageContext(request, reply, deps);
+    const notice = query.bye ? ctx.t('signedOut') : query.expired ? ctx.t('sessionExpired') : null;
+    return sendPage(reply, signInPage(ctx, { notice, next: safePanelPath(query.next) ?? undefined }));
+  });
+
+  app.post('/sign-in', { config: { panelAccess: 'public' } }, async (request, reply) => {
+    const form = (request.body ?? {}) as Form;
+    const email = normaliseEmail(text(form.email)).slice(0, 254);
+    const password = text(form.password).slice(0, MAX_PASSWORD_LENGTH);
+    const next = safePanelPath(form.next) ?? undefined;
+
+    const wait = throttle.retryAfter(email);
+    if (wait > 0) {
+      const ctx = pageContext(request, reply, deps);
+      reply.header('Retry-After', String(wait));
+      const error = ctx.t('signInThrottled', { minutes: Math.ceil(wait / 60) });
+      return sendPage(reply, signInPage(ctx, { email, error, next }), 429);
+    }
+
+    const user = email ? await store.userByEmail(email) : null;
+    // An unknown email costs the same scrypt as a wrong password: timing tells nothing.
+    const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyPasswordHash()));
+    if (!user || !ok) {
+      throttle.failed(email);
+      request.log.info({ event: 'sign_in_failed' }, 'panel sign-in failed');
+      const ctx = pageContext(request, reply, deps);
+      return sendPage(reply, signInPage(ctx, { email, error: ctx.t('signInFailed'), next }), 401);
+    }
+    throttle.succeeded(email);
+    sessions.start(request, reply, user.id);
+    request.log.info({ event: 'sign_in', user: user.id, company: user.companyId }, 'panel sign-in');
+    return reply.redirect(next ?? '/panel', 303);
+  });
+
+  app.post('/sign-out', { config: { panelAccess: 'public' } }, async (_request, reply) => {
+    sessions.end(reply);
+    return reply.redirect('/panel/sign-in?bye=1', 303);
+  });
+
+  // Remembered for a year; public, since the sign-in page has the switch too.
+  app.post('/lang', { config: { panelAccess: 'public' } }, async (request, reply) => {
+    const form = (request.body ?? {}) as Form;
+    const lang = isLang(form.lang) ? form.lang : 'es';
+    reply.setCookie(LANG_COOKIE, lang, { ...sessions.cookieOptions(request, 365 * 86400), signed: false });
+    return reply.redirect(safePanelPath(form.back) ?? '/panel', 303);
+  });
+}

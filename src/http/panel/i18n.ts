@@ -1,0 +1,282 @@
+/**
+ * The panel's words, in Spanish (the default: the panel's users are Spanish
+ * companies) and English. One table, each entry `[es, en]`, so a missing
+ * translation is a type error rather than a blank on the page. `{name}` is
+ * replaced by a parameter; the result is plain text, escaped by the templates.
+ */
+import type { Kind } from '../../domain/kinds.js';
+
+export const LANGS = ['es', 'en'] as const;
+export type Lang = (typeof LANGS)[number];
+
+export function isLang(value: unknown): value is Lang {
+  return value === 'es' || value === 'en';
+}
+
+const MESSAGES = {
+  // Layout
+  skipToContent: ['Saltar al contenido', 'Skip to content'],
+  mainNav: ['Navegación principal', 'Main navigation'],
+  navOverview: ['Resumen', 'Overview'],
+  navKeys: ['Claves API', 'API keys'],
+  navTokens: ['Tokens de subida', 'Upload tokens'],
+  navHelp: ['Integración', 'Integration'],
+  signOut: ['Cerrar sesión', 'Sign out'],
+  signedInAs: ['{email} · {company}', '{email} · {company}'],
+  switchLanguage: ['Idioma', 'Language'],
+  otherLanguage: ['English', 'Español'],
+  panelTitle: ['Panel de Mirador', 'Mirador panel'],
+
+  // Kinds
+  kind_clientes: ['Clientes', 'Customers'],
+  kind_articulos: ['Artículos', 'Articles'],
+  kind_obras: ['Obras', 'Works'],
+  'kind_avisos-correctivo': ['Avisos correctivos', 'Corrective notices'],
+
+  // Import statuses
+  status_receiving: ['Recibiendo', 'Receiving'],
+  status_queued: ['En cola', 'Queued'],
+  status_running: ['Importando', 'Importing'],
+  status_succeeded: ['Correcta', 'Succeeded'],
+  status_failed: ['Fallida', 'Failed'],
+  status_awaiting_confirmation: ['Pendiente de confirmar', 'Awaiting confirmation'],
+  status_rejected: ['Rechazada', 'Rejected'],
+
+  // Sign-in
+  signInTitle: ['Iniciar sesión', 'Sign in'],
+  signInIntro: ['Panel de administración de los datos de tu empresa.', "Administration panel for your company's data."],
+  email: ['Correo electrónico', 'Email'],
+  password: ['Contraseña', 'Password'],
+  signInButton: ['Entrar', 'Sign in'],
+  signInFailed: ['El correo o la contraseña no son correctos.', 'The email or the password is wrong.'],
+  signInThrottled: [
+    'Demasiados intentos fallidos con este correo. Vuelve a intentarlo dentro de {minutes} min.',
+    'Too many failed attempts for this email. Try again in {minutes} min.',
+  ],
+  signedOut: ['Has cerrado la sesión.', 'You have signed out.'],
+  sessionExpired: ['Tu sesión ha caducado. Vuelve a entrar.', 'Your session has expired. Please sign in again.'],
+
+  // Common
+  never: ['Nunca', 'Never'],
+  none: ['Ninguna', 'None'],
+  cancel: ['Cancelar', 'Cancel'],
+  copy: ['Copiar', 'Copy'],
+  copied: ['Copiado', 'Copied'],
+  copyFailed: ['No se pudo copiar: selecciónalo y cópialo a mano.', 'Could not copy: select it and copy it by hand.'],
+  date: ['Fecha', 'Date'],
+  file: ['Archivo', 'File'],
+  source: ['Origen', 'Source'],
+  status: ['Estado', 'Status'],
+  rows: ['Filas', 'Rows'],
+  records: ['Registros', 'Records'],
+  label: ['Etiqueta', 'Label'],
+  prefix: ['Prefijo', 'Prefix'],
+  created: ['Creada', 'Created'],
+  lastUsed: ['Último uso', 'Last used'],
+  active: ['Activa', 'Active'],
+  activeToken: ['Activo', 'Active'],
+  revoked: ['Revocada', 'Revoked'],
+  revokedToken: ['Revocado', 'Revoked'],
+  refresh: ['Actualizar la página', 'Refresh the page'],
+  revoke: ['Revocar', 'Revoke'],
+  actions: ['Acciones', 'Actions'],
+  scrollTable: ['Tabla desplazable: {name}', 'Scrollable table: {name}'],
+
+  // Overview
+  overviewTitle: ['Resumen', 'Overview'],
+  overviewIntro: [
+    'Lo que sirve ahora la API de {company}, por tipo de dato.',
+    'What the API serves for {company} now, per kind of data.',
+  ],
+  recordCount: ['{count} registros', '{count} records'],
+  noRecords: ['Sin datos publicados', 'No data published'],
+  lastImport: ['Última importación', 'Last import'],
+  noImportsYet: ['Ninguna importación todavía', 'No imports yet'],
+  uploadAndHistory: ['Subir CSV e historial', 'Upload CSV and history'],
+  columnMapping: ['Mapeo de columnas', 'Column mapping'],
+
+  // Kind page: upload, history, preview
+  uploadTitle: ['Subir un CSV', 'Upload a CSV'],
+  uploadLabel: ['Archivo CSV exportado del ERP', 'CSV file exported from the ERP'],
+  uploadHint: [
+    'Sustituye todos los datos de {kind} cuando termina la importación; hasta entonces se siguen sirviendo los actuales. Máximo {size}.',
+    'Replaces all {kind} data once the import ends; until then the current data is served. At most {size}.',
+  ],
+  uploadButton: ['Subir e importar', 'Upload and import'],
+  uploadChooseFile: ['Elige un archivo CSV.', 'Choose a CSV file.'],
+  uploadProgress: ['Subida del archivo', 'File upload'],
+  importProgress: ['Importación', 'Import'],
+  uploading: ['Subiendo… {percent} %', 'Uploading… {percent}%'],
+  uploaded: ['Archivo recibido.', 'File received.'],
+  uploadFailed: ['La subida falló: {reason}', 'The upload failed: {reason}'],
+  uploadTooLarge: ['El archivo supera el máximo de {size}.', 'The file is larger than the maximum of {size}.'],
+  importWaiting: ['En cola, esperando al importador…', 'Queued, waiting for the importer…'],
+  importRunning: ['Importando… {rows} filas leídas ({percent} %)', 'Importing… {rows} rows read ({percent}%)'],
+  importDone: ['Importación terminada.', 'Import finished.'],
+  historyTitle: ['Historial de importaciones', 'Import history'],
+  historyEmpty: ['Todavía no se ha subido ningún archivo de {kind}.', 'No {kind} file has been uploaded yet.'],
+  importNumber: ['Nº', 'No.'],
+  previewTitle: ['Vista previa', 'Preview'],
+  previewIntro: ['Los primeros {shown} de {count} registros publicados.', 'The first {shown} of {count} published records.'],
+
+  // Import page and report
+  importTitle: ['Importación {id}: {kind}', 'Import {id}: {kind}'],
+  backToKind: ['Volver a {kind}', 'Back to {kind}'],
+  queuedAt: ['Subida', 'Uploaded'],
+  startedAt: ['Empezó', 'Started'],
+  finishedAt: ['Terminó', 'Finished'],
+  size: ['Tamaño', 'Size'],
+  reportTitle: ['Informe', 'Report'],
+  rowsRead: ['Filas leídas', 'Rows read'],
+  inserted: ['Nuevos', 'Inserted'],
+  updated: ['Modificados', 'Updated'],
+  unchanged: ['Sin cambios', 'Unchanged'],
+  deleted: ['Eliminados', 'Deleted'],
+  warnings: ['Avisos', 'Warnings'],
+  duration: ['Duración', 'Duration'],
+  encoding: ['Codificación', 'Encoding'],
+  delimiter: ['Separador', 'Delimiter'],
+  columnsCount: ['Columnas', 'Columns'],
+  warningsShown: ['Se muestran los primeros {shown} de {count} avisos.', 'The first {shown} of {count} warnings are shown.'],
+  warningLine: ['Línea {line}: «{value}» en la columna «{column}» no es {expected}; {field} queda vacío.', 'Line {line}: "{value}" in column "{column}" is not {expected}; {field} is left empty.'],
+  expectNumber: ['un número (como 1234,56)', 'a number (such as 1234.56)'],
+  expectDate: ['una fecha (como 31/12/2024)', 'a date (such as 2024-12-31)'],
+  failedBecause: ['La importación falló; los datos publicados no han cambiado.', 'The import failed; the published data has not changed.'],
+  failureLine: ['Línea {line}.', 'Line {line}.'],
+  failureDetail: ['Detalle técnico (en inglés)', 'Details'],
+  noReport: ['Todavía no hay informe.', 'There is no report yet.'],
+  importError_empty_file: ['El archivo no tiene línea de cabecera.', 'The file has no header line.'],
+  importError_undecodable: ['El archivo contiene bytes que no se pueden leer como texto.', 'The file holds bytes that cannot be read as text.'],
+  importError_bad_header: ['La cabecera tiene un nombre de columna vacío o repetido.', 'The header has an empty or repeated column name.'],
+  importError_bad_quote: ['Hay una celda entre comillas mal cerrada.', 'A quoted cell is not closed properly.'],
+  importError_ragged_row: ['Una fila tiene más o menos celdas que la cabecera.', 'A row has more or fewer cells than the header.'],
+  importError_cell_too_large: ['Una celda es demasiado larga.', 'A cell is too long.'],
+  importError_too_many_columns: ['El archivo tiene demasiadas columnas.', 'The file has too many columns.'],
+  importError_no_id_column: ['Ninguna columna puede servir de id_erp.', 'No column can serve as id_erp.'],
+  importError_empty_id: ['Una fila tiene el id_erp vacío.', 'A row has an empty id_erp.'],
+  importError_wrong_kind: ['Parece la exportación de otro tipo de dato.', 'It looks like the export of another kind of data.'],
+  importError_bad_mapping: ['El mapeo de columnas guardado nombra una columna que no está en el archivo.', 'The saved column mapping names a column that is not in the file.'],
+  importError_duplicate_id: ['Hay valores de id_erp repetidos.', 'Some id_erp values are repeated.'],
+  importError_internal_error: ['Error interno del importador.', 'An internal error of the importer.'],
+  reapplyThisFile: ['Importar de nuevo este archivo', 'Import this file again'],
+  reapplyQueued: ['El archivo se ha puesto de nuevo en cola como importación {id}.', 'The file was queued again as import {id}.'],
+
+  // Mapping page
+  mappingTitle: ['Mapeo de columnas: {kind}', 'Column mapping: {kind}'],
+  mappingIntro: [
+    'Cada campo destacado de la API se toma de una columna del CSV. Por defecto se reconocen los nombres habituales de los ERP; aquí puedes elegir otra columna. Los cambios se aplican desde la próxima importación.',
+    "Each highlighted field of the API is taken from a column of the CSV. Common ERP names are recognised by default; here you can choose another column. Changes apply from the next import.",
+  ],
+  mappingColumnsFrom: ['Columnas del último archivo: {file} (importación {id}), {count} columnas.', 'Columns of the last file: {file} (import {id}), {count} columns.'],
+  mappingNoFile: [
+    'Todavía no se ha subido ningún archivo de {kind}: sus columnas aparecerán aquí tras la primera subida.',
+    'No {kind} file has been uploaded yet: its columns will show here after the first upload.',
+  ],
+  field: ['Campo', 'Field'],
+  column: ['Columna', 'Column'],
+  feedsNow: ['En el último archivo', 'In the last file'],
+  recognisedByDefault: ['Nombres reconocidos por defecto', 'Names recognised by default'],
+  automatic: ['Automático', 'Automatic'],
+  automaticWith: ['Automático ({column})', 'Automatic ({column})'],
+  automaticNone: ['Automático (ninguna columna)', 'Automatic (no column)'],
+  notInFile: ['{column} (no está en el último archivo)', '{column} (not in the last file)'],
+  saveMapping: ['Guardar mapeo', 'Save mapping'],
+  mappingSaved: ['Mapeo guardado. Se aplica desde la próxima importación.', 'Mapping saved. It applies from the next import.'],
+  reapplyTitle: ['Aplicar ya el mapeo', 'Apply the mapping now'],
+  reapplyIntro: ['Importa de nuevo el último archivo ({file}, importación {id}) con el mapeo guardado.', 'Imports the last file ({file}, import {id}) again with the saved mapping.'],
+  reapplyButton: ['Importar de nuevo el último archivo', 'Import the last file again'],
+  unknownColumn: ['La columna elegida no está en el último archivo.', 'The chosen column is not in the last file.'],
+
+  // Keys and tokens
+  keysTitle: ['Claves API', 'API keys'],
+  keysIntro: [
+    'Una clave lee los datos de {company} en /v1. Se muestra completa una sola vez, al crearla; aquí solo se ve su prefijo.',
+    'A key reads the data of {company} at /v1. It is shown in full once, when created; here only its prefix is shown.',
+  ],
+  tokensTitle: ['Tokens de subida', 'Upload tokens'],
+  tokensIntro: [
+    'Un token de subida solo sirve para enviar archivos CSV, por ejemplo desde una exportación programada del ERP. No puede leer /v1.',
+    "An upload token can only send CSV files, for example from the ERP's scheduled export. It cannot read /v1.",
+  ],
+  createKey: ['Crear una clave', 'Create a key'],
+  createToken: ['Crear un token', 'Create a token'],
+  labelHint: ['Para qué sirve, p. ej. «Panel de BI».', 'What it is for, e.g. “BI dashboard”.'],
+  createKeyButton: ['Crear clave', 'Create key'],
+  createTokenButton: ['Crear token', 'Create token'],
+  keyCreated: ['Clave {prefix} creada. Cópiala ahora: no se volverá a mostrar.', 'Key {prefix} created. Copy it now: it will not be shown again.'],
+  tokenCreated: ['Token {prefix} creado. Cópialo ahora: no se volverá a mostrar.', 'Token {prefix} created. Copy it now: it will not be shown again.'],
+  newSecret: ['Valor completo', 'Full value'],
+  keysList: ['Claves', 'Keys'],
+  tokensList: ['Tokens', 'Tokens'],
+  noKeys: ['Todavía no hay claves.', 'There are no keys yet.'],
+  noTokens: ['Todavía no hay tokens.', 'There are no tokens yet.'],
+  revokeKeyTitle: ['¿Revocar la clave {prefix}?', 'Revoke key {prefix}?'],
+  revokeTokenTitle: ['¿Revocar el token {prefix}?', 'Revoke token {prefix}?'],
+  revokeWarning: [
+    'Quien la use recibirá un error 401 desde este momento. No se puede deshacer.',
+    'Whoever uses it gets a 401 error from now on. This cannot be undone.',
+  ],
+  revokeConfirm: ['Sí, revocar', 'Yes, revoke'],
+  keyRevokedNotice: ['Clave {prefix} revocada.', 'Key {prefix} revoked.'],
+  tokenRevokedNotice: ['Token {prefix} revocado.', 'Token {prefix} revoked.'],
+  tokenUsage: ['Uso desde la exportación del ERP', "Use from the ERP's export"],
+
+  // Help
+  helpTitle: ['Integración', 'Integration'],
+  helpIntro: [
+    'Todo lo necesario para leer los datos desde otra aplicación.',
+    'Everything needed to read the data from another application.',
+  ],
+  baseUrl: ['URL base', 'Base URL'],
+  baseUrlLabel: ['Todas las rutas de la API empiezan por', 'Every API path starts with'],
+  exampleSandbox: ['Probar sin clave, con datos ficticios', 'Try it without a key, on fictitious data'],
+  sandboxTitle: ['Sandbox (sin clave, datos ficticios)', 'Sandbox (no key, fictitious data)'],
+  sandboxIntro: [
+    'Mismo formato que los datos reales. Para pasar a los reales, quita /sandbox de la ruta y añade la clave.',
+    'The same format as the real data. To switch to the real data, remove /sandbox from the path and add the key.',
+  ],
+  examplesTitle: ['Ejemplos con curl', 'curl examples'],
+  exampleList: ['Primera página de clientes', 'First page of customers'],
+  exampleSince: ['Solo lo que ha cambiado desde una fecha', 'Only what changed since a date'],
+  exampleDetail: ['Un registro por su id_erp', 'One record by its id_erp'],
+  exampleUpload: ['Subir un CSV con un token de subida', 'Upload a CSV with an upload token'],
+  examplePlaceholder: ['Sustituye <clave> por una clave API y <token> por un token de subida.', 'Replace <key> with an API key and <token> with an upload token.'],
+
+  // Errors
+  notFoundTitle: ['No encontrado', 'Not found'],
+  notFoundText: ['No hay nada en esta dirección.', 'There is nothing at this address.'],
+  csrfTitle: ['El formulario ha caducado', 'The form has expired'],
+  csrfText: ['Recarga la página y vuelve a intentarlo.', 'Reload the page and try again.'],
+  errorTitle: ['Algo ha fallado', 'Something went wrong'],
+  errorText: ['Inténtalo de nuevo dentro de unos segundos.', 'Try again in a few seconds.'],
+  tooManyTitle: ['Demasiados intentos', 'Too many attempts'],
+  badRequestTitle: ['Petición no válida', 'Invalid request'],
+  backToOverview: ['Volver al resumen', 'Back to the overview'],
+} as const satisfies Record<string, readonly [string, string]>;
+
+export type MessageKey = keyof typeof MESSAGES;
+export type Translate = (key: MessageKey, params?: Record<string, string | number>) => string;
+
+export function translator(lang: Lang): Translate {
+  const at = lang === 'es' ? 0 : 1;
+  return (key, params) => {
+    const text: string = MESSAGES[key][at];
+    return params ? text.replace(/\{(\w+)\}/g, (m, name: string) => (name in params ? String(params[name]) : m)) : text;
+  };
+}
+
+export function kindLabel(t: Translate, kind: Kind): string {
+  return t(`kind_${kind}`);
+}
+
+/** The localised reason of an import error code, or null for a code this table does not know. */
+export function importErrorLabel(t: Translate, code: string): string | null {
+  const key = `importError_${code}`;
+  return key in MESSAGES ? t(key as MessageKey) : null;
+}
+
+/** Only the statuses the store knows; anything else is shown as is. */
+export function statusLabel(t: Translate, status: string): string {
+  const key = `status_${status}`;
+  return key in MESSAGES ? t(key as MessageKey) : status;
+}

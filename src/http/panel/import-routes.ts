@@ -1,0 +1,129 @@
+/** The overview, each kind's page, uploads from the browser, and each import's page. */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { isKind, KINDS, type Kind } from '../../domain/kinds.js';
+import type { ImportJob, Store } from '../../store/store.js';
+import { sliceItems } from '../api/snapshot-reader.js';
+import { ApiError } from '../errors.js';
+import { admin, csrfBinding, CsrfError, pageContext, sendPage, type PanelDeps } from './panel-context.js';
+import { importPage } from './views/import-page.js';
+import { kindPage, type Preview } from './views/kind-page.js';
+import { overviewPage } from './views/overview-page.js';
+
+const PREVIEW_ITEMS = 5;
+const HISTORY_ITEMS = 50;
+
+export function kindParam(request: FastifyRequest): Kind {
+  const kind = (request.params as { kind: string }).kind;
+  if (!isKind(kind)) throw new ApiError('not_found', `There is no kind "${kind.slice(0, 40)}".`);
+  return kind;
+}
+
+/**
+ * The import named by the URL, if it belongs to the visitor's company. An
+ * import of another company is answered exactly like one that does not exist.
+ */
+export async function ownImport(store: Store, companyId: number, idText: string): Promise<ImportJob> {
+  const job = /^\d{1,15}$/.test(idText) ? await store.importById(Number(idText)) : null;
+  if (!job || job.companyId !== companyId) throw new ApiError('not_found', 'There is no such import.');
+  return job;
+}
+
+/** A file name as the browser or client sent it, without its path and control characters. */
+export function cleanFilename(name: string | undefined, kind: Kind): string {
+  const base = (name ?? '').split(/[\\/]/).pop()!.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
+  return base || `${kind}.csv`;
+}
+
+async function preview(store: Store, companyId: number, kind: Kind): Promise<Preview | null> {
+  const id = await store.liveSnapshotId(companyId, kind);
+  const meta = id === null ? null : await store.snapshotMeta(id);
+  if (!meta || meta.count === 0) return meta ? { count: 0, items: [] } : null;
+  const chunks = await store.readChunks(meta.id, 0, 0);
+  // Off the hot path: parsing a handful of items for display is fine here.
+  const bytes = Buffer.concat([Buffer.from('['), ...sliceItems(chunks, 0, Math.min(PREVIEW_ITEMS, meta.count)), Buffer.from(']')]);
+  return { count: meta.count, items: JSON.parse(bytes.toString('utf8')) };
+}
+
+export function registerImportRoutes(app: FastifyInstance, deps: PanelDeps) {
+  const { store, config } = deps;
+
+  app.get('/', async (request, reply) => {
+    const { company } = admin(request);
+    const kinds = await Promise.all(
+      KINDS.map(async (kind) => {
+        const [live, [lastImport]] = await Promise.all([store.liveSnapshotId(company.id, kind), store.listImports(company.id, kind, 1)]);
+        const meta = live === null ? null : await store.snapshotMeta(live);
+        return { kind, count: meta ? meta.count : null, lastImport: lastImport ?? null };
+      }),
+    );
+    return sendPage(reply, overviewPage(pageContext(request, reply, deps), company.name, kinds));
+  });
+
+  app.get('/kinds/:kind', async (request, reply) => {
+    const { company } = admin(request);
+    const kind = kindParam(request);
+    const [jobs, shown] = await Promise.all([store.listImports(company.id, kind, HISTORY_ITEMS), preview(store, company.id, kind)]);
+    return sendPage(reply, kindPage(pageContext(request, reply, deps), kind, jobs, shown, config.maxUploadBytes));
+  });
+
+  // The browser's upload: a multipart form, sent by the client script (with
+  // progress, asking for JSON) or by the plain form (answered with a redirect).
+  app.post('/kinds/:kind/imports', { config: { csrfInHandler: true } }, async (request, reply) => {
+    const { company } = admin(request);
+    const kind = kindParam(request);
+    if (!request.isMultipart()) throw new ApiError('bad_request', 'Send the file as multipart/form-data.');
+    const binding = csrfBinding(request, deps);
+    const check = (token: unknown) => binding !== null && deps.sessions.csrfMatches(binding, token);
+    let csrfOk = check(request.headers['x-csrf-token']);
+    let job: ImportJob | null = null;
+    for await (const part of request.parts()) {
+      if (part.type === 'field') {
+        if (part.fieldname === '_csrf') csrfOk ||= check(part.value);
+        continue;
+      }
+      // The token must come before the file (the form puts it first): nothing is stored without it.
+      if (!csrfOk) throw new CsrfError();
+      if (job || part.filename === '') {
+        part.file.resume();
+        continue;
+      }
+      job = await store.createImport(
+        { companyId: company.id, kind, filename: cleanFilename(part.filename, kind), source: 'panel' },
+        part.file,
+        config.maxUploadBytes,
+      );
+    }
+    if (!csrfOk) throw new CsrfError();
+    if (!job) throw new ApiError('bad_request', 'Choose a CSV file to upload.');
+    deps.onImportQueued();
+    request.log.info({ importId: job.id, kind, bytes: job.sizeBytes, company: company.id }, 'panel upload queued');
+    const pageUrl = `/panel/imports/${job.id}`;
+    if (!(request.headers.accept ?? '').includes('application/json')) return reply.redirect(pageUrl, 303);
+    return reply.code(201).send({
+      ok: true,
+      import_id: job.id,
+      status: job.status,
+      status_url: `/panel/api/imports/${job.id}`,
+      page_url: pageUrl,
+    });
+  });
+
+  app.get('/imports/:id', async (request, reply) => {
+    const { company } = admin(request);
+    const job = await ownImport(store, company.id, (request.params as { id: string }).id);
+    const ctx = pageContext(request, reply, deps);
+    const query = request.query as { again?: string };
+    const notice = query.again ? ctx.t('reapplyQueued', { id: job.id }) : null;
+    return sendPage(reply, importPage(ctx, job, notice));
+  });
+
+  // Queues the same file again (after a mapping change): a new import, the old one untouched.
+  app.post('/imports/:id/reapply', async (request, reply) => {
+    const { company } = admin(request);
+    const job = await ownImport(store, company.id, (request.params as { id: string }).id);
+    const copy = await store.copyImport(job.id, 'panel');
+    if (!copy) throw new ApiError('not_found', 'There is no such import.');
+    deps.onImportQueued();
+    return reply.redirect(`/panel/imports/${copy.id}?again=1`, 303);
+  });
+}

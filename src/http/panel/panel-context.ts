@@ -1,0 +1,105 @@
+/**
+ * What every panel request knows about its visitor — language, session,
+ * administrator and company — and how pages are sent.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../../config.js';
+import type { Company, Store, User } from '../../store/store.js';
+import type { CredentialsCache } from '../credentials-cache.js';
+import { ApiError } from '../errors.js';
+import type { SafeHtml } from './html.js';
+import { isLang, translator, type Lang, type Translate } from './i18n.js';
+import { LANG_COOKIE, type PanelSessions, type Session } from './panel-session.js';
+import type { SignInThrottle } from './sign-in-throttle.js';
+import type { PageContext } from './views/layout.js';
+
+export interface PanelVisitor {
+  lang: Lang;
+  t: Translate;
+  session: Session | null;
+  /** Set together: the signed-in administrator and their company. */
+  user: User | null;
+  company: Company | null;
+}
+
+export interface PanelDeps {
+  config: Config;
+  store: Store;
+  credentials: CredentialsCache;
+  sessions: PanelSessions;
+  throttle: SignInThrottle;
+  onImportQueued: () => void;
+  assets: { css: string; js: string };
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the panel's onRequest hook on every /panel request. */
+    panel: PanelVisitor | null;
+  }
+  interface FastifyContextConfig {
+    /**
+     * Who may call a panel route: `public` (sign-in, language), `api` (the
+     * JSON API, which authenticates itself), or by default a signed-in
+     * administrator.
+     */
+    panelAccess?: 'public' | 'api';
+    /** The handler checks the CSRF token itself (multipart uploads, whose fields arrive as a stream). */
+    csrfInHandler?: boolean;
+  }
+}
+
+/** A form posted without its CSRF token (or with another visitor's). */
+export class CsrfError extends ApiError {
+  constructor() {
+    super('forbidden', 'The form has expired or did not come from this panel: reload the page and try again.');
+  }
+}
+
+export async function loadVisitor(request: FastifyRequest, deps: PanelDeps): Promise<PanelVisitor> {
+  const cookieLang = request.cookies[LANG_COOKIE];
+  const lang: Lang = isLang(cookieLang) ? cookieLang : 'es';
+  const visitor: PanelVisitor = { lang, t: translator(lang), session: null, user: null, company: null };
+  const session = deps.sessions.read(request);
+  if (!session) return visitor;
+  const user = await deps.store.userById(session.userId);
+  const company = user ? await deps.store.companyById(user.companyId) : null;
+  if (user && company) Object.assign(visitor, { session, user, company });
+  return visitor;
+}
+
+/** The visitor of a request that passed the guard: signed in. */
+export function admin(request: FastifyRequest): { user: User; company: Company; visitor: PanelVisitor } {
+  const visitor = request.panel!;
+  return { user: visitor.user!, company: visitor.company!, visitor };
+}
+
+/** What binds this visitor's CSRF tokens: the session, else the pre-session cookie. */
+export function csrfBinding(request: FastifyRequest, deps: PanelDeps): string | null {
+  return request.panel?.session?.nonce ?? deps.sessions.readPreSession(request);
+}
+
+export function pageContext(request: FastifyRequest, reply: FastifyReply, deps: PanelDeps): PageContext {
+  const visitor = request.panel ?? { lang: 'es' as const, t: translator('es'), session: null, user: null, company: null };
+  const binding = visitor.session?.nonce ?? deps.sessions.preSession(request, reply);
+  return {
+    lang: visitor.lang,
+    t: visitor.t,
+    csrf: deps.sessions.csrfToken(binding),
+    account: visitor.user && visitor.company ? { email: visitor.user.email, companyName: visitor.company.name } : null,
+    path: request.url.length <= 512 ? request.url : '/panel',
+    assets: deps.assets,
+  };
+}
+
+export function sendPage(reply: FastifyReply, page: SafeHtml, status = 200): FastifyReply {
+  reply.code(status);
+  reply.header('Content-Type', 'text/html; charset=utf-8');
+  return reply.send(page.value);
+}
+
+/** A `/panel…` path to return to, or null when `value` could lead anywhere else. */
+export function safePanelPath(value: unknown): string | null {
+  if (typeof value !== 'string' || value.length > 512) return null;
+  return /^\/panel(?:[/?][^\s\\]*)?$/.test(value) && !value.includes('//') && !value.includes('/..') ? value : null;
+}

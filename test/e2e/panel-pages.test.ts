@@ -1,0 +1,132 @@
+/**
+ * Every panel page, at 360 px and at 1280 px: axe-core finds no serious or
+ * critical violation, nothing overflows the viewport sideways, no CSP
+ * violation or script error happens, and a screenshot is saved in
+ * test-results/panel/ to be looked at.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import type { Store } from '../../src/store/store.js';
+import { browserSkip, DESKTOP, launchChromium, MOBILE, newContext, screenshot, seriousViolations, watchForErrors } from '../helpers/browser.js';
+import { csv } from '../helpers/csv.js';
+import { companyWithAdmin, credentialFor, startPanelServer, waitForImport, type PanelServer } from '../helpers/panel.js';
+import { sqliteFactory } from '../helpers/stores.js';
+
+declare const document: any;
+
+async function* once(bytes: Buffer) {
+  yield bytes;
+}
+
+describe('panel pages: accessibility, layout and screenshots', { skip: browserSkip(), timeout: 180_000 }, () => {
+  let store: Store;
+  let cleanup: () => Promise<void>;
+  let server: PanelServer;
+  let browser: Browser;
+  let admin: Awaited<ReturnType<typeof companyWithAdmin>>;
+  const ids = { ok: 0, failed: 0, queued: 0, key: '', token: '' };
+
+  before(async () => {
+    ({ store, cleanup } = await sqliteFactory.create());
+    server = await startPanelServer(store);
+    admin = await companyWithAdmin(store, 'paginas');
+    const companyId = admin.company.id;
+    const upload = async (kind: 'articulos' | 'clientes', bytes: Buffer, filename: string) => {
+      const job = await store.createImport({ companyId, kind, filename, source: 'panel' }, once(bytes), 1 << 20);
+      server.resumeImports();
+      return (await waitForImport(store, job.id)).id;
+    };
+    ids.ok = await upload(
+      'articulos',
+      csv([['CODIGO', 'DESCRIPCION', 'UNIDAD', 'PRECIO_VENTA', 'OBSERVACIONES'], ['A1', 'Tornillo hexagonal M8 x 40 cincado', 'ud', '0,35', ''], ['A2', 'Tuerca', 'ud', 'a consultar', 'Precio según volumen'], ['A3', 'Arandela', 'caja', '1.234,50', '']]),
+      'tarifa-2026.csv',
+    );
+    ids.failed = await upload('clientes', csv([['CODIGO', 'NOMBRE'], ['C1', 'Uno'], ['C2'], ['C3', 'Tres']]), 'clientes-roto.csv');
+    await server.pauseImports();
+    ids.queued = (await store.createImport({ companyId, kind: 'obras', filename: 'obras.csv', source: 'panel' }, once(csv([['CODIGO', 'NOMBRE'], ['O1', 'Obra']])), 1 << 20)).id;
+    ids.key = (await credentialFor(store, companyId, 'read')).prefix;
+    ids.token = (await credentialFor(store, companyId, 'upload')).prefix;
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+    await cleanup?.();
+  });
+
+  async function check(page: Page, errors: string[], name: string) {
+    await screenshot(page, name);
+    assert.deepEqual(await seriousViolations(page), [], `axe on ${name}`);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `${name} is ${overflow}px wider than the viewport`);
+    assert.deepEqual(errors, [], `errors on ${name}`);
+  }
+
+  test('the audit itself works: axe reports a page with known serious violations', async () => {
+    const page = await browser.newPage();
+    try {
+      await page.setContent('<html><body><img src="data:,"><input type="text"><a href="#"></a></body></html>');
+      const ids = (await seriousViolations(page)).map((v) => v.id).sort();
+      assert.deepEqual(ids, ['document-title', 'html-has-lang', 'image-alt', 'label', 'link-name']);
+    } finally {
+      await page.close();
+    }
+  });
+
+  for (const viewport of [MOBILE, DESKTOP]) {
+    test(`every page at ${viewport.width} px`, async () => {
+      const context = await newContext(browser, viewport);
+      const page = await context.newPage();
+      const errors: string[] = [];
+      watchForErrors(page, errors);
+      const base = server.baseUrl;
+      try {
+        await page.goto(`${base}/panel/sign-in`);
+        await check(page, errors, 'sign-in');
+        await page.fill('#email', admin.email);
+        await page.fill('#password', admin.password);
+        await Promise.all([page.waitForURL(/\/panel$/), page.click('button[type=submit].primary')]);
+
+        const pages: [string, string][] = [
+          ['overview-data', '/panel'],
+          ['kind-with-preview', '/panel/kinds/articulos'],
+          ['kind-empty', '/panel/kinds/avisos-correctivo'],
+          ['import-warnings', `/panel/imports/${ids.ok}`],
+          ['import-failed', `/panel/imports/${ids.failed}`],
+          ['import-queued', `/panel/imports/${ids.queued}`],
+          ['mapping', '/panel/kinds/articulos/mapping'],
+          ['mapping-no-file', '/panel/kinds/avisos-correctivo/mapping'],
+          ['keys', '/panel/keys'],
+          ['key-revoke', `/panel/keys/${ids.key}/revoke`],
+          ['tokens', '/panel/tokens'],
+          ['help', '/panel/help'],
+          ['not-found', '/panel/imports/999999'],
+        ];
+        for (const [name, path] of pages) {
+          const res = await page.goto(`${base}${path}`);
+          assert.equal(res?.status(), name === 'not-found' ? 404 : 200, name);
+          await check(page, errors, name);
+        }
+        // The queued import's page shows its progress bar, waiting.
+        await page.goto(`${base}/panel/imports/${ids.queued}`);
+        await page.waitForSelector('#import-status:has-text("En cola")');
+
+        await page.goto(`${base}/panel/tokens`);
+        await page.fill('#label', 'ERP');
+        await page.click('button:has-text("Crear token")');
+        await check(page, errors, 'token-created');
+        await page.goto(`${base}/panel/keys`);
+        await page.fill('#label', 'Cuadro de mando de dirección');
+        await page.click('button:has-text("Crear clave")');
+        await check(page, errors, 'key-created');
+        await page.goto(`${base}/panel/kinds/clientes/mapping`);
+        await page.selectOption('#map-nombre', 'NOMBRE');
+        await page.click('button:has-text("Guardar mapeo")');
+        await check(page, errors, 'mapping-saved');
+      } finally {
+        await context.close();
+      }
+    });
+  }
+});

@@ -1,0 +1,102 @@
+/**
+ * A real Chromium for the panel's browser tests: Debian's `chromium`,
+ * driven headless by playwright-core. Where none is installed the tests are
+ * skipped, out loud — except in CI (CI=true), where they must run.
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+];
+
+/** Why the browser tests are skipped, or false when they run. */
+export function browserSkip(): string | false {
+  if (existsSync(CHROMIUM)) return false;
+  if (process.env.CI === 'true') return false; // launching fails, loudly: CI must run them
+  const message = `Panel browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH; required when CI=true)`;
+  process.stderr.write(`${message}\n`);
+  return message;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
+}
+
+export const MOBILE = { width: 360, height: 780 };
+export const DESKTOP = { width: 1280, height: 900 };
+
+/** The test's own code runs in the page; it is not type-checked against the DOM (no DOM lib here). */
+declare const document: any;
+declare const window: any;
+
+const AXE = readFileSync(fileURLToPath(new URL('../../../node_modules/axe-core/axe.min.js', import.meta.url)), 'utf8');
+export const SCREENSHOTS = fileURLToPath(new URL('../../../test-results/panel/', import.meta.url));
+
+export interface AxeProblem {
+  id: string;
+  impact: string;
+  help: string;
+  nodes: string[];
+}
+
+/**
+ * Runs axe-core on the page and returns its serious and critical
+ * violations. Injected through the DevTools protocol (page.evaluate), which
+ * the page's CSP does not govern, so the CSP under test stays on.
+ */
+export async function seriousViolations(page: Page): Promise<AxeProblem[]> {
+  await page.evaluate(AXE);
+  return page.evaluate(async () => {
+    const result = await window.axe.run(document, { resultTypes: ['violations'] });
+    return result.violations
+      .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map((n: any) => n.target.join(' ')) }));
+  });
+}
+
+/** A full-page screenshot in test-results/panel/ (gitignored), named for the page and the width. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const width = page.viewportSize()?.width ?? 0;
+  await page.screenshot({ path: `${SCREENSHOTS}${name}-${width}.png`, fullPage: true });
+}
+
+/** Fails the test when the page violates its CSP (an inline script would) or throws. */
+export function watchForErrors(page: Page, errors: string[]) {
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text())) errors.push(m.text());
+  });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('dialog', (d) => {
+    errors.push(`a dialog opened: ${d.message()}`);
+    void d.dismiss();
+  });
+}
+
+export async function newContext(browser: Browser, viewport = DESKTOP, options: { bypassCSP?: boolean } = {}): Promise<BrowserContext> {
+  return browser.newContext({ viewport, locale: 'es-ES', bypassCSP: options.bypassCSP ?? false });
+}
+
+/** Whether the focused element shows a focus ring someone can see (an outline at least 2 px wide). */
+export function focusVisible(page: Page): Promise<{ tag: string; text: string; outline: string; visible: boolean }> {
+  return page.evaluate(() => {
+    const el = document.activeElement;
+    const style = window.getComputedStyle(el);
+    const width = parseFloat(style.outlineWidth) || 0;
+    return {
+      tag: el.tagName,
+      text: (el.textContent || el.getAttribute('name') || '').trim().slice(0, 40),
+      outline: `${style.outlineStyle} ${style.outlineWidth}`,
+      visible: style.outlineStyle !== 'none' && width >= 2,
+    };
+  });
+}
