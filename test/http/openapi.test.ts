@@ -16,6 +16,7 @@ import { startServer, type TestServer } from '../helpers/test-server.js';
 const NOT_ON_ANY_OPERATION: Partial<Record<ErrorCode, string>> = {
   method_not_allowed: 'answered for the methods no operation has; #/components/responses/method_not_allowed',
   payload_too_large: 'answered by uploads, which are not part of /v1',
+  forbidden: 'answered by the panel’s forms (a missing CSRF token), which are not part of /v1',
 };
 
 describe('OpenAPI document', () => {

@@ -11,6 +11,8 @@ import { mirador, miradorAsync, serveProcess, type ServeProcess } from '../helpe
 import { customersCsv } from '../helpers/csv.js';
 import { freshPostgresDatabase, postgresFactory, tempDir } from '../helpers/stores.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { generateCredential } from '../../src/domain/api-keys.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { awayFromMinuteBoundary, sleep } from '../helpers/timing.js';
 
 const pg = await postgresFactory();
@@ -64,6 +66,40 @@ describe('several instances on one PostgreSQL', { skip: pg.skip }, () => {
       assert.equal(b.headers.etag, bodies[0]!.headers.etag);
     }
     assert.equal(bodies[0]!.json().total, 5000);
+  });
+
+  test('an upload through one instance’s token API is applied exactly once', async () => {
+    const store = await PostgresStore.connect(db.url);
+    let token: string;
+    try {
+      const company = (await store.companyBySlug('multi'))!;
+      const fresh = generateCredential('upload');
+      await store.createCredential({ companyId: company.id, scope: 'upload', prefix: fresh.prefix, secretHash: fresh.secretHash, label: 'erp' });
+      token = fresh.token;
+    } finally {
+      await store.close();
+    }
+    const res = await request(`${servers[1]!.baseUrl}/panel/api/imports/clientes`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'text/csv' },
+      body: customersCsv(4000, () => 'v2'),
+    });
+    assert.equal(res.status, 202, res.text());
+    const id = res.json().import_id;
+    let status = 'queued';
+    for (const deadline = Date.now() + 60_000; !['succeeded', 'failed'].includes(status) && Date.now() < deadline; ) {
+      await sleep(100);
+      status = mirador(['imports', 'multi', '--json'], env).json().find((j: { id: number }) => j.id === id).status;
+    }
+    assert.equal(status, 'succeeded');
+    await sleep(300);
+    const starts = servers.flatMap((s) => s.logs.filter((l) => l.includes('"import started"') && l.includes(`"importId":${id}`)));
+    assert.equal(starts.length, 1, 'exactly one worker took it');
+    for (const s of servers) {
+      const body = (await request(`${s.baseUrl}/v1/clientes?limit=1`, { headers: bearer(key) })).json();
+      assert.equal(body.total, 4000);
+      assert.equal(body.items[0].nombre, 'v2');
+    }
   });
 
   test('the rate limit is shared through Redis across instances', async () => {

@@ -159,6 +159,16 @@ const MESSAGES = {
   importError_duplicate_id: ['Hay valores de id_erp repetidos.', 'Some id_erp values are repeated.'],
   importError_internal_error: ['Error interno del importador.', 'An internal error of the importer.'],
   reapplyThisFile: ['Importar de nuevo este archivo', 'Import this file again'],
+  heldTitle: ['Pendiente de confirmación', 'Awaiting confirmation'],
+  heldExplain: [
+    'Esta importación eliminaría {count} de {of} registros. Puede ser una exportación incompleta, así que se siguen sirviendo los datos anteriores hasta que decidas.',
+    'This import would remove {count} of {of} records. It may be a partial export, so the previous data keeps serving until you decide.',
+  ],
+  heldExamples: ['Por ejemplo: {ids}.', 'For example: {ids}.'],
+  heldConfirm: ['Confirmar y aplicar', 'Confirm and apply'],
+  heldReject: ['Rechazar', 'Reject'],
+  heldConfirmed: ['Importación confirmada: los datos nuevos ya se sirven.', 'Import confirmed: the new data is live.'],
+  heldRejected: ['Importación rechazada: se mantienen los datos anteriores.', 'Import rejected: the previous data stays.'],
   reapplyQueued: ['El archivo se ha puesto de nuevo en cola como importación {id}.', 'The file was queued again as import {id}.'],
 
   // Mapping page

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isKind, KINDS, type Kind } from '../../domain/kinds.js';
 import type { ImportJob, Store } from '../../store/store.js';
 import { sliceItems } from '../api/snapshot-reader.js';
+import { confirmHeldImport, HeldImportError, rejectHeldImport } from '../../imports/held-imports.js';
 import { ApiError } from '../errors.js';
 import { admin, csrfBinding, CsrfError, pageContext, sendPage, type PanelDeps } from './panel-context.js';
 import { importPage } from './views/import-page.js';
@@ -112,8 +113,14 @@ export function registerImportRoutes(app: FastifyInstance, deps: PanelDeps) {
     const { company } = admin(request);
     const job = await ownImport(store, company.id, (request.params as { id: string }).id);
     const ctx = pageContext(request, reply, deps);
-    const query = request.query as { again?: string };
-    const notice = query.again ? ctx.t('reapplyQueued', { id: job.id }) : null;
+    const query = request.query as { again?: string; decided?: string };
+    const notice = query.again
+      ? ctx.t('reapplyQueued', { id: job.id })
+      : query.decided === 'confirmed'
+        ? ctx.t('heldConfirmed')
+        : query.decided === 'rejected'
+          ? ctx.t('heldRejected')
+          : null;
     return sendPage(reply, importPage(ctx, job, notice));
   });
 
@@ -126,4 +133,22 @@ export function registerImportRoutes(app: FastifyInstance, deps: PanelDeps) {
     deps.onImportQueued();
     return reply.redirect(`/panel/imports/${copy.id}?again=1`, 303);
   });
+
+  // The mass-deletion guard's decision (issue 9): the same operations as `mirador imports <slug> confirm|reject`.
+  for (const decision of ['confirm', 'reject'] as const) {
+    app.post(`/imports/:id/${decision}`, async (request, reply) => {
+      const { company } = admin(request);
+      const job = await ownImport(store, company.id, (request.params as { id: string }).id);
+      try {
+        if (decision === 'confirm') await confirmHeldImport(store, company.id, job.id, deps.config.tombstoneRetentionMs);
+        else await rejectHeldImport(store, company.id, job.id);
+      } catch (err) {
+        if (err instanceof HeldImportError) throw new ApiError('not_found', err.message);
+        throw err;
+      }
+      // A confirmed import frees the queue behind it.
+      deps.onImportQueued();
+      return reply.redirect(`/panel/imports/${job.id}?decided=${decision === 'confirm' ? 'confirmed' : 'rejected'}`, 303);
+    });
+  }
 }

@@ -50,6 +50,24 @@ ${report.warnings.count > warnings.length ? html`<p>${t('warningsShown', { shown
 </section>`;
 }
 
+/** The mass-deletion guard held this import: say what it would remove, and let the administrator decide. */
+function heldSection(ctx: PageContext, job: ImportJob, report: ImportReport): SafeHtml {
+  const { t, lang } = ctx;
+  const n = (v: number) => v.toLocaleString(lang === 'es' ? 'es-ES' : 'en-GB');
+  const guard = report.guard!;
+  return html`<section class="card held" aria-labelledby="held-title" id="held">
+<h2 id="held-title">${t('heldTitle')}</h2>
+<p>${t('heldExplain', { count: n(guard.would_remove), of: n(guard.of) })}</p>
+${report.deleted_examples.length > 0 ? html`<p>${t('heldExamples', { ids: report.deleted_examples.join(', ') })}</p>` : ''}
+<form method="post" action="/panel/imports/${job.id}/confirm" class="inline-form">
+  ${csrfField(ctx)}<button type="submit">${t('heldConfirm')}</button>
+</form>
+<form method="post" action="/panel/imports/${job.id}/reject" class="inline-form">
+  ${csrfField(ctx)}<button type="submit" class="secondary">${t('heldReject')}</button>
+</form>
+</section>`;
+}
+
 export function importPage(ctx: PageContext, job: ImportJob, notice: string | null): SafeHtml {
   const { t, lang } = ctx;
   const label = kindLabel(t, job.kind);
@@ -72,6 +90,7 @@ ${done
   ${progressBlock(t, { upload: false, hidden: false })}
   <p><a href="/panel/imports/${job.id}">${t('refresh')}</a></p>
 </div>`}
+${job.status === 'awaiting_confirmation' && report?.guard ? heldSection(ctx, job, report) : ''}
 ${report ? reportSection(ctx, job, report) : done ? html`<p>${job.error ?? t('noReport')}</p>` : ''}
 ${done && job.status !== 'receiving'
   ? html`<form method="post" action="/panel/imports/${job.id}/reapply" class="inline-form">
