@@ -1,0 +1,180 @@
+/**
+ * Issue 8, point 7: a soak. `mirador serve` (SQLite) under mixed load for a
+ * while — lists, details, 304s, bad keys, the sandbox — while imports keep
+ * landing through the upload-token API. Reports requests served, statuses,
+ * errors other than 429 (must be 0), p50/p99, and the server's RSS after
+ * warm-up and at the end (growth must stay under 10%).
+ *
+ *   npm run bench -- soak [--minutes 10] [--concurrency 16] [--records 20000]
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { generateCredential } from '../src/domain/api-keys.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+
+const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
+
+function arg(name: string, fallback: number): number {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 ? Number(process.argv[at + 1]) : fallback;
+}
+
+function customersCsv(n: number, version: number): Buffer {
+  const header = ['CODIGO', '01_NOMBRE_COMERCIAL', '06_CIF', 'EMAIL', 'TELEFONO', '07_DOMICILIO', ...Array.from({ length: 40 }, (_, i) => `CAMPO_${i}`)];
+  const lines = [header.join(';')];
+  for (let i = 0; i < n; i++) {
+    // Each version changes a tenth of the rows and drops the last few, so imports do real work.
+    const name = i % 10 === version % 10 ? `Cliente ${i} v${version}` : `Cliente ${i}`;
+    const cells = [`C${String(i).padStart(7, '0')}`, name, 'B12345678', `c${i}@example.com`, '600000000', `Calle ${i}`];
+    for (let c = 0; c < 40; c++) cells.push(c % 3 === 0 ? '' : `valor ${c} ${i}`);
+    if (i < n - (version % 3) * 5) lines.push(cells.join(';'));
+  }
+  return Buffer.from(lines.join('\r\n') + '\r\n', 'latin1');
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitReady(url: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const ok = await new Promise<boolean>((resolve) => {
+      request(url, (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      }).on('error', () => resolve(false)).end();
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} never answered`);
+}
+
+function rssKb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) : NaN;
+}
+
+export async function soak(): Promise<void> {
+  const minutes = arg('minutes', 10);
+  const concurrency = arg('concurrency', 16);
+  const records = arg('records', 20_000);
+  const dir = mkdtempSync(join(tmpdir(), 'mirador-soak-'));
+  const env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'soak.db')}`, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000000', SANDBOX_RATE_LIMIT_PER_MINUTE: '100000000' };
+
+  // Setup through the real CLI and store: a company, a key, an upload token, a first import.
+  spawnSync(process.execPath, [MAIN, 'company', 'create', 'soak', '--name', 'Soak'], { env });
+  spawnSync(process.execPath, [MAIN, 'company', 'guard', 'soak', '--off'], { env });
+  const key = JSON.parse(spawnSync(process.execPath, [MAIN, 'key', 'create', 'soak', '--json'], { env, encoding: 'utf8' }).stdout).key as string;
+  const store = new SqliteStore(join(dir, 'soak.db'));
+  await store.migrate();
+  const company = (await store.companyBySlug('soak'))!;
+  const upload = generateCredential('upload');
+  await store.createCredential({ companyId: company.id, scope: 'upload', prefix: upload.prefix, secretHash: upload.secretHash, label: 'soak' });
+  await store.close();
+  const first = join(dir, 'v0.csv');
+  writeFileSync(first, customersCsv(records, 0));
+  spawnSync(process.execPath, [MAIN, 'import', 'soak', 'clientes', first], { env });
+
+  // Logs stay at warn (a line per request would be part of the load), so readiness is polled.
+  const port = await freePort();
+  const server = spawn('taskset', ['-c', '0', process.execPath, MAIN, 'serve', '--port', String(port)], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const base = `http://127.0.0.1:${port}`;
+  await waitReady(`${base}/readyz`);
+  // taskset execs node in place, so the child's pid is the server's.
+  const serverPid = server.pid!;
+
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  const statuses = new Map<number, number>();
+  const latencies: number[] = [];
+  let served = 0;
+  let etag = '';
+  const ids = Array.from({ length: records }, (_, i) => `C${String(i).padStart(7, '0')}`);
+  const kinds: (() => { path: string; headers: Record<string, string> })[] = [
+    () => ({ path: `/v1/clientes?limit=100&offset=${Math.floor(Math.random() * records)}`, headers: { authorization: `Bearer ${key}` } }),
+    () => ({ path: '/v1/clientes?limit=1000', headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'gzip' } }),
+    () => ({ path: `/v1/clientes/${ids[Math.floor(Math.random() * records)]}`, headers: { 'x-api-key': key } }),
+    () => ({ path: '/v1/clientes?limit=50', headers: { authorization: `Bearer ${key}`, 'if-none-match': etag } }),
+    () => ({ path: '/v1/clientes', headers: { authorization: 'Bearer api_aaaaaaaa_notarealkeynotarealkeynotarealkey1' } }),
+    () => ({ path: `/v1/sandbox/obras?limit=${1 + Math.floor(Math.random() * 15)}`, headers: {} }),
+    () => ({ path: '/v1/clientes?limit=abc', headers: { authorization: `Bearer ${key}` } }),
+  ];
+  const one = () =>
+    new Promise<void>((resolve) => {
+      const { path, headers } = kinds[Math.floor(Math.random() * kinds.length)]!();
+      const started = process.hrtime.bigint();
+      const req = request(`${base}${path}`, { agent, headers }, (res) => {
+        res.on('data', () => {});
+        res.on('end', () => {
+          latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
+          statuses.set(res.statusCode!, (statuses.get(res.statusCode!) ?? 0) + 1);
+          if (path === '/v1/clientes?limit=50' && res.headers.etag) etag = res.headers.etag;
+          served++;
+          resolve();
+        });
+      });
+      req.on('error', () => {
+        statuses.set(0, (statuses.get(0) ?? 0) + 1);
+        resolve();
+      });
+      req.end();
+    });
+
+  const until = Date.now() + minutes * 60_000;
+  const warmUntil = Date.now() + Math.min(30_000, (minutes * 60_000) / 10);
+  let rssStart = NaN;
+  let imports = 0;
+  const importer = (async () => {
+    for (let version = 1; Date.now() < until; version++) {
+      const body = customersCsv(records, version);
+      await new Promise<void>((resolve) => {
+        const req = request(`${base}/panel/api/imports/clientes`, { method: 'PUT', headers: { authorization: `Bearer ${upload.token}`, 'content-length': body.length } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve());
+        });
+        req.on('error', () => resolve());
+        req.end(body);
+      });
+      imports++;
+      await new Promise((r) => setTimeout(r, 15_000));
+    }
+  })();
+  const workers = Array.from({ length: concurrency }, async () => {
+    while (Date.now() < until) {
+      await one();
+      if (Number.isNaN(rssStart) && Date.now() > warmUntil) rssStart = rssKb(serverPid);
+    }
+  });
+  const ticker = setInterval(() => process.stderr.write(`soak: ${served} requests, RSS ${(rssKb(serverPid) / 1024).toFixed(0)} MB\n`), 60_000);
+  await Promise.all(workers);
+  await importer;
+  clearInterval(ticker);
+  const rssEnd = rssKb(serverPid);
+  server.kill('SIGTERM');
+  await new Promise((r) => server.once('exit', r));
+  rmSync(dir, { recursive: true, force: true });
+
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]!.toFixed(2);
+  const unexpected = [...statuses].filter(([s]) => ![200, 304, 400, 401, 404, 429].includes(s)).reduce((n, [, c]) => n + c, 0);
+  const growth = ((rssEnd - rssStart) / rssStart) * 100;
+  console.log(`soak: ${minutes} min, ${concurrency} concurrent, ${records} customers, ${imports} imports during the run`);
+  console.log(`  requests served   ${served}`);
+  console.log(`  statuses          ${[...statuses].sort().map(([s, c]) => `${s}: ${c}`).join(', ')}`);
+  console.log(`  errors (not 429)  ${unexpected}  (4xx above are the deliberate bad keys and parameters)`);
+  console.log(`  latency           p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms`);
+  console.log(`  server RSS        ${(rssStart / 1024).toFixed(1)} MB after warm-up → ${(rssEnd / 1024).toFixed(1)} MB at the end (${growth >= 0 ? '+' : ''}${growth.toFixed(1)}%)`);
+  if (unexpected > 0 || growth >= 10) process.exitCode = 1;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) await soak();
