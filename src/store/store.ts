@@ -69,8 +69,8 @@ export interface StagedRecord {
   idErp: string;
   /** Hash of the item's content (everything but `actualizado_at`). */
   hash: Buffer;
-  /** The item up to the opening quote of `actualizado_at`'s value. */
-  body: string;
+  /** The item up to the opening quote of `actualizado_at`'s value, as UTF-8 (see ItemRenderer). */
+  body: Buffer;
   /** Line of the source file, for error messages. */
   line: number;
 }

@@ -19,7 +19,7 @@ const T3 = Date.parse('2026-03-01T00:00:00.001Z');
 
 /** A staged record whose item is `{"id_erp":…,"v":…,"actualizado_at":"…"}`. */
 export function staged(idErp: string, v = 'x', line = 2): StagedRecord {
-  const body = `{"id_erp":${JSON.stringify(idErp)},"v":${JSON.stringify(v)},"actualizado_at":"`;
+  const body = Buffer.from(`{"id_erp":${JSON.stringify(idErp)},"v":${JSON.stringify(v)},"actualizado_at":"`);
   return { idErp, hash: hashBody(body), body, line };
 }
 

@@ -105,6 +105,19 @@ async function findRecord(deps: ApiDeps, v: View, idErp: string): Promise<Record
 }
 
 function sendList(request: FastifyRequest, reply: FastifyReply, deps: ApiDeps, v: View, q: ListQuery) {
+  const page = listPage(v, q);
+  const nextPage = page.hasMore ? listPage(v, { ...q, offset: page.nextOffset }) : null;
+  return sendCacheable(request, reply, deps.compressed, {
+    tag: page.tag,
+    cacheControl: v.sandbox ? SANDBOX_CACHE : REAL_CACHE,
+    vary: v.sandbox ? SANDBOX_VARY : REAL_VARY,
+    pieces: page.pieces,
+    next: nextPage ?? undefined,
+  });
+}
+
+/** One page of a list: its ETag's tag and its body, read only when needed. */
+function listPage(v: View, q: ListQuery) {
   const meta = v.meta;
   const count = meta?.count ?? 0;
   const first = meta && q.updatedSince !== null ? firstPositionSince(meta, q.updatedSince) : 0;
@@ -113,19 +126,19 @@ function sendList(request: FastifyRequest, reply: FastifyReply, deps: ApiDeps, v
   const end = Math.min(start + q.limit, count);
   const returned = end - start;
   const nextOffset = q.offset + returned;
-  const tag = `${meta?.publicId ?? 'empty'}.${q.limit}.${q.offset}.${q.updatedSince ?? ''}`;
-  return sendCacheable(request, reply, deps.compressed, {
-    tag,
-    cacheControl: v.sandbox ? SANDBOX_CACHE : REAL_CACHE,
-    vary: v.sandbox ? SANDBOX_VARY : REAL_VARY,
+  const hasMore = nextOffset < total;
+  return {
+    tag: `${meta?.publicId ?? 'empty'}.${q.limit}.${q.offset}.${q.updatedSince ?? ''}`,
+    hasMore,
+    nextOffset,
     pieces: async () => {
       const head =
         `{"ok":true,${v.sandbox ? '"sandbox":true,' : ''}"total":${total},"limit":${q.limit},` +
-        `"offset":${q.offset},"has_more":${nextOffset < total},"next_offset":${nextOffset},"items":[`;
+        `"offset":${q.offset},"has_more":${hasMore},"next_offset":${nextOffset},"items":[`;
       const items = meta ? await readItems(v.source, meta, start, end) : [];
       return [Buffer.from(head), ...items, ITEMS_CLOSE];
     },
-  });
+  };
 }
 
 function sendDetail(

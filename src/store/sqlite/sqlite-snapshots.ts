@@ -6,9 +6,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
-import { finishItem } from '../../domain/item-renderer.js';
 import type { Kind } from '../../domain/kinds.js';
 import { ChunkBuilder, decodeUint32s, encodeUint32s } from '../chunk-builder.js';
+import { cachedStatement } from './sqlite-statements.js';
 import {
   DuplicateIdError,
   type Chunk,
@@ -135,7 +135,7 @@ function layOut(db: Database, stage: string, snapshotId: number) {
   const writePage = db.transaction((rows: Staged[]) => {
     for (const r of rows) {
       insertRecord.run(snapshotId, r.id_erp, builder.count, r.ts, r.hash);
-      writeChunk(builder.add(finishItem(r.body, r.ts), r.ts));
+      writeChunk(builder.add(r.body, r.ts));
     }
   });
   let rows = first.all() as Staged[];
@@ -186,12 +186,11 @@ export function discardSnapshot(db: Database, snapshotId: number) {
 }
 
 export function snapshotMeta(db: Database, snapshotId: number): SnapshotMeta | null {
-  const r = db
-    .prepare(
-      `SELECT id, public_id, company_id, kind, record_count, created_at, chunk_starts, timeline, columns
-       FROM snapshots WHERE id = ? AND state IN ('staged', 'live', 'superseded')`,
-    )
-    .get(snapshotId) as
+  const r = cachedStatement(
+    db,
+    `SELECT id, public_id, company_id, kind, record_count, created_at, chunk_starts, timeline, columns
+     FROM snapshots WHERE id = ? AND state IN ('staged', 'live', 'superseded')`,
+  ).get(snapshotId) as
     | {
         id: number; public_id: string; company_id: number; kind: Kind; record_count: number; created_at: number;
         chunk_starts: Buffer; timeline: string; columns: string;
@@ -212,19 +211,19 @@ export function snapshotMeta(db: Database, snapshotId: number): SnapshotMeta | n
 }
 
 export function readChunks(db: Database, snapshotId: number, from: number, to: number): Chunk[] {
-  const rows = db
-    .prepare(
-      `SELECT chunk_no, first_pos, offsets, bytes FROM chunks
-       WHERE snapshot_id = ? AND chunk_no BETWEEN ? AND ? ORDER BY chunk_no`,
-    )
-    .all(snapshotId, from, to) as { chunk_no: number; first_pos: number; offsets: Buffer; bytes: Buffer }[];
+  const rows = cachedStatement(
+    db,
+    `SELECT chunk_no, first_pos, offsets, bytes FROM chunks
+     WHERE snapshot_id = ? AND chunk_no BETWEEN ? AND ? ORDER BY chunk_no`,
+  ).all(snapshotId, from, to) as { chunk_no: number; first_pos: number; offsets: Buffer; bytes: Buffer }[];
   return rows.map((r) => ({ chunkNo: r.chunk_no, firstPos: r.first_pos, offsets: decodeUint32s(r.offsets), bytes: r.bytes }));
 }
 
 export function findRecord(db: Database, snapshotId: number, idErp: string): RecordRef | null {
-  const r = db
-    .prepare('SELECT pos, hash, actualizado_at FROM records WHERE snapshot_id = ? AND id_erp = ?')
-    .get(snapshotId, idErp) as { pos: number; hash: Buffer; actualizado_at: number } | undefined;
+  const r = cachedStatement(db, 'SELECT pos, hash, actualizado_at FROM records WHERE snapshot_id = ? AND id_erp = ?').get(
+    snapshotId,
+    idErp,
+  ) as { pos: number; hash: Buffer; actualizado_at: number } | undefined;
   return r ? { pos: r.pos, hash: r.hash, actualizadoAt: r.actualizado_at } : null;
 }
 

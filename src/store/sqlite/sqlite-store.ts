@@ -21,6 +21,7 @@ import * as imports from './sqlite-imports.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from './sqlite-rows.js';
 import * as snapshots from './sqlite-snapshots.js';
+import { cachedStatement } from './sqlite-statements.js';
 
 export class SqliteStore implements Store {
   readonly backend = 'sqlite' as const;
@@ -31,6 +32,10 @@ export class SqliteStore implements Store {
   constructor(readonly path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
+    // Items are stored as ~64 KiB chunk blobs: with 16 KiB pages (not the default 4 KiB) a chunk
+    // spans 4 overflow pages instead of 16, and writing a snapshot costs about half as much.
+    // Only takes effect on a new, empty database (before WAL mode and the first table).
+    this.db.pragma('page_size = 16384');
     this.db.pragma('journal_mode = WAL');
     // NORMAL in WAL mode is durable across process crashes; only an OS crash can lose the last commits.
     this.db.pragma('synchronous = NORMAL');
@@ -105,7 +110,7 @@ export class SqliteStore implements Store {
   }
 
   async credentialByPrefix(prefix: string): Promise<Credential | null> {
-    const r = this.db.prepare('SELECT * FROM credentials WHERE prefix = ?').get(prefix) as CredentialRow | undefined;
+    const r = cachedStatement(this.db, 'SELECT * FROM credentials WHERE prefix = ?').get(prefix) as CredentialRow | undefined;
     return r ? toCredential(r) : null;
   }
 
