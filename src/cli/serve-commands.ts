@@ -24,7 +24,7 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
       }
       if (opts.host !== undefined) config.host = opts.host;
       const logger = createLogger(config.logLevel);
-      await serve(config, ctx.openStore, logger, {
+      await serve(config, () => ctx.openStore({ servesRequests: true }), logger, {
         workers,
         startImportWorker: async () => {
           const thread = startImportThread(

@@ -219,3 +219,20 @@ export function hashBody(body: Buffer | string): Buffer {
 export function compareUtf8(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
+
+/**
+ * `compareUtf8(a, b) < 0` without encoding either: UTF-16 order is UTF-8
+ * order except that surrogates (U+D800–DFFF, halves of characters above
+ * U+FFFF) must sort after U+E000–FFFF, as their characters do in UTF-8.
+ */
+export function utf8Before(a: string, b: string): boolean {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return utf8Rank(x) < utf8Rank(y);
+  }
+  return a.length < b.length;
+}
+
+const utf8Rank = (c: number) => (c < 0xd800 ? c : c >= 0xe000 ? c - 0x800 : c + 0x2000);

@@ -7,6 +7,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import type { FastifyBaseLogger } from 'fastify';
 import { openStore } from '../store/open-store.js';
 import { ImportWorker } from './import-worker.js';
+import { lowerThreadPriority } from './thread-priority.js';
 
 interface ThreadData {
   databaseUrl: string;
@@ -45,6 +46,8 @@ export function startImportThread(data: ThreadData, logger: FastifyBaseLogger): 
 }
 
 async function threadMain(data: ThreadData) {
+  // The HTTP thread of this process comes first; threads started from here (the CSV thread) inherit this.
+  lowerThreadPriority();
   const store = await openStore(data.databaseUrl);
   const post = (m: ThreadMessage) => parentPort!.postMessage(m);
   const worker = new ImportWorker(store, {

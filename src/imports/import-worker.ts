@@ -58,7 +58,13 @@ export class ImportWorker {
 
   constructor(
     private readonly store: Store,
-    private readonly options: { pollMs?: number; snapshotRetentionMs: number; events?: WorkerEvents },
+    private readonly options: {
+      pollMs?: number;
+      snapshotRetentionMs: number;
+      events?: WorkerEvents;
+      /** Uploads from this size on are parsed in a thread of their own (apply-import.ts's default otherwise). */
+      threadFromBytes?: number;
+    },
   ) {}
 
   start() {
@@ -85,6 +91,7 @@ export class ImportWorker {
     this.options.events?.started?.(job);
     let lastBeat = 0;
     const report = await applyImport(this.store, job, {
+      threadFromBytes: this.options.threadFromBytes,
       onProgress: async (rowsRead, bytesRead) => {
         const now = Date.now();
         if (now - lastBeat < HEARTBEAT_EVERY_MS) return;

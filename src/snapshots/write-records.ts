@@ -52,9 +52,9 @@ export function renderBatch(renderer: ItemRenderer, sink: ByteSink, rows: readon
     lines[k] = r.line;
     ids.push(String(r.fields[0]));
   }
-  // A batch gets its own memory: it may be handed to another thread.
-  const bytes = new Uint8Array(new ArrayBuffer(sink.len));
-  bytes.set(sink.buf.subarray(0, sink.len));
+  // A batch gets its own memory (not zero-filled, not pooled): it may be handed to another thread.
+  const bytes = Buffer.allocUnsafeSlow(sink.len);
+  sink.buf.copy(bytes, 0, 0, sink.len);
   return { bytes, ends, ids, lines };
 }
 

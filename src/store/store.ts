@@ -160,6 +160,16 @@ export class DuplicateIdError extends Error {
 /** Thrown when the storage cannot be reached; answered as 503. */
 export class StoreUnavailableError extends Error {}
 
+/** How a process uses its store; adapters may tune themselves by it. */
+export interface StoreOptions {
+  /**
+   * The store answers HTTP requests on this thread: keep background work off
+   * it (the SQLite adapter leaves WAL checkpoints to the import worker's
+   * connection, which runs them in its own thread).
+   */
+  servesRequests?: boolean;
+}
+
 export interface Store {
   readonly backend: 'sqlite' | 'postgres';
 

@@ -15,12 +15,14 @@ import {
   type SnapshotSpec,
   type StagedRecord,
   type Store,
+  type StoreOptions,
   type User,
 } from '../store.js';
 import * as imports from './sqlite-imports.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from './sqlite-rows.js';
 import * as snapshots from './sqlite-snapshots.js';
+import { writeSnapshot } from './sqlite-snapshot-writer.js';
 import { cachedStatement } from './sqlite-statements.js';
 
 export class SqliteStore implements Store {
@@ -29,7 +31,10 @@ export class SqliteStore implements Store {
   private readonly liveStmt: Database.Statement;
 
   /** `path` is a file path, or `:memory:`. */
-  constructor(readonly path: string) {
+  constructor(
+    readonly path: string,
+    options: StoreOptions = {},
+  ) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
     // Items are stored as ~64 KiB chunk blobs: with 16 KiB pages (not the default 4 KiB) a chunk
@@ -42,6 +47,9 @@ export class SqliteStore implements Store {
     this.db.pragma('busy_timeout = 10000');
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('cache_size = -65536');
+    // A checkpoint copies the WAL into the database, with an fsync: work for the import worker's
+    // thread (after each snapshot and in its housekeeping), never for a thread answering requests.
+    if (options.servesRequests) this.db.pragma('wal_autocheckpoint = 0');
     this.liveStmt = this.db.prepare('SELECT 1');
   }
 
@@ -232,7 +240,7 @@ export class SqliteStore implements Store {
   // Snapshots
 
   writeSnapshot(spec: SnapshotSpec, records: AsyncIterable<StagedRecord[]>) {
-    return snapshots.writeSnapshot(this.db, spec, records);
+    return writeSnapshot(this.db, this.path, spec, records);
   }
 
   async publishSnapshot(snapshotId: number, finish?: { importId: number; report: unknown }) {
