@@ -9,7 +9,7 @@
  * keeps the garbage collector's work small; the output is a few Buffers per
  * batch, cheap to hand to another thread (upload-thread.ts runs this there).
  */
-import { ByteSink, ItemRenderer } from '../domain/item-renderer.js';
+import { ItemRenderer } from '../domain/item-renderer.js';
 import { KIND_SPECS, type Kind } from '../domain/kinds.js';
 import { renderBatch, type RecordInput, type RenderedBatch } from '../snapshots/write-records.js';
 import { resolveMapping, type MappingOverride } from './column-mapping.js';
@@ -60,7 +60,6 @@ export async function openUploadRows(source: AsyncIterable<Uint8Array>, options:
   const mapping = resolveMapping(options.kind, csv.columns, options.override);
   const idColumn = mapping.sources.id_erp;
   const renderer = new ItemRenderer(options.kind, csv.columns);
-  const sink = new ByteSink(4 * 1024 * 1024);
   const warnings = new Warnings();
   let rowsRead = 0;
   let reported = 0;
@@ -83,7 +82,7 @@ export async function openUploadRows(source: AsyncIterable<Uint8Array>, options:
           return { fields, cells: row.cells, line: row.line };
         });
         rowsRead += input.length;
-        const batch = renderBatch(renderer, sink, input);
+        const batch = renderBatch(renderer, input);
         const newWarnings = warnings.items.slice(reported);
         reported = warnings.items.length;
         yield { ...batch, rowsRead, bytesRead: csv.bytesRead(), warningsTotal: warnings.total, newWarnings };

@@ -5,7 +5,7 @@
  * imports/upload-rows.ts) and hashes them with `stageBatch`; tests that need
  * data without a CSV file call `writeRecords`.
  */
-import { hashBody, ByteSink, ItemRenderer, type FieldValue } from '../domain/item-renderer.js';
+import { hashBody, ItemRenderer, type FieldValue } from '../domain/item-renderer.js';
 import type { Kind } from '../domain/kinds.js';
 import type { StagedRecord, StagedSnapshot, Store } from '../store/store.js';
 
@@ -40,22 +40,18 @@ export interface RenderedBatch {
 }
 
 /** Renders rows into one batch. */
-export function renderBatch(renderer: ItemRenderer, sink: ByteSink, rows: readonly RecordInput[]): RenderedBatch {
+export function renderBatch(renderer: ItemRenderer, rows: readonly RecordInput[]): RenderedBatch {
   const ends = new Uint32Array(rows.length);
   const lines = new Uint32Array(rows.length);
   const ids: string[] = [];
-  sink.len = 0;
   for (let k = 0; k < rows.length; k++) {
     const r = rows[k]!;
-    renderer.write(sink, r.fields, r.cells);
-    ends[k] = sink.len;
+    renderer.write(r.fields, r.cells);
+    ends[k] = renderer.length;
     lines[k] = r.line;
     ids.push(String(r.fields[0]));
   }
-  // A batch gets its own memory (not zero-filled, not pooled): it may be handed to another thread.
-  const bytes = Buffer.allocUnsafeSlow(sink.len);
-  sink.buf.copy(bytes, 0, 0, sink.len);
-  return { bytes, ends, ids, lines };
+  return { bytes: renderer.take(), ends, ids, lines };
 }
 
 /** Hashes each body of a rendered batch: the records the store's snapshot writer takes. */
@@ -77,9 +73,8 @@ type Batches = AsyncIterable<readonly RecordInput[]> | Iterable<readonly RecordI
 /** Renders and stages rows as a new, unpublished snapshot. */
 export async function writeRecords(store: Store, target: WriteTarget, batches: Batches): Promise<StagedSnapshot> {
   const renderer = new ItemRenderer(target.kind, target.columns);
-  const sink = new ByteSink();
   async function* staged(): AsyncGenerator<StagedRecord[]> {
-    for await (const batch of batches) yield stageBatch(renderBatch(renderer, sink, batch));
+    for await (const batch of batches) yield stageBatch(renderBatch(renderer, batch));
   }
   return store.writeSnapshot(snapshotSpec(target), staged());
 }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { ByteSink, finishItem, ItemRenderer, type FieldValue } from '../../src/domain/item-renderer.js';
+import { finishItem, ItemRenderer, type FieldValue } from '../../src/domain/item-renderer.js';
 import { KIND_SPECS } from '../../src/domain/kinds.js';
 
 /** The item as JSON.stringify renders it, up to the opening quote of actualizado_at. */
@@ -36,16 +36,17 @@ test('numbers and nulls in fields render as JSON.stringify does', () => {
   }
 });
 
-test('a sink grows as needed and batches of bodies sit back to back', () => {
+test('the renderer grows its memory as needed and keeps bodies back to back', () => {
   const renderer = new ItemRenderer('clientes', ['CODIGO', 'OBSERVACIONES']);
-  const sink = new ByteSink(16);
-  const long = 'ñ"\\\n'.repeat(5000);
-  renderer.write(sink, ['C1'], ['C1', long]);
-  const first = sink.len;
-  renderer.write(sink, ['C2'], ['C2', 'x']);
-  const all = sink.take();
+  const long = 'ñ"\\\n'.repeat(300_000); // 1.2 M characters, up to 3.6 MB rendered: past the first MiB
+  renderer.write(['C1'], ['C1', long]);
+  const first = renderer.length;
+  renderer.write(['C2'], ['C2', 'x']);
+  const all = renderer.take();
+  assert.equal(renderer.length, 0);
   assert.equal(all.subarray(0, first).toString(), expected('clientes', ['CODIGO', 'OBSERVACIONES'], ['C1'], ['C1', long]));
   const item = JSON.parse(finishItem(all.subarray(first), Date.UTC(2026, 10, 21))) as { data: Record<string, string>; actualizado_at: string };
   assert.deepEqual(item.data, { CODIGO: 'C2', OBSERVACIONES: 'x' });
   assert.equal(item.actualizado_at, '2026-11-21T00:00:00.000Z');
+  assert.equal(renderer.body(['C3'], ['C3', 'y']).toString(), expected('clientes', ['CODIGO', 'OBSERVACIONES'], ['C3'], ['C3', 'y']));
 });
