@@ -15,13 +15,6 @@ import { openUploadRows, type UploadBatch, type UploadHead, type UploadOptions, 
 const BATCHES_AHEAD = 4;
 /** Upload chunks (1 MiB each in the stores) queued in the thread. */
 const CHUNKS_AHEAD = 2;
-/**
- * Young generation of the thread, in MiB. Cells and rows live for one batch;
- * with V8's default (16 MiB semi-spaces) most of them survive a scavenge and
- * parsing spends half its time in GC. 64 MiB measured twice as fast while
- * keeping the import under its memory budget.
- */
-const YOUNG_GENERATION_MB = 96;
 
 type ToThread = { t: 'bytes'; b: Uint8Array } | { t: 'end' } | { t: 'ack' };
 type SerializedError = { code?: ImportErrorCode; line?: number; message: string; stack?: string };
@@ -41,7 +34,6 @@ interface ThreadData {
 export async function openUploadRowsInThread(source: AsyncIterable<Buffer>, options: UploadOptions): Promise<UploadRowSource> {
   const worker = new Worker(new URL(import.meta.url), {
     workerData: { uploadRows: true, options } satisfies ThreadData,
-    resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
   });
   const bytes = source[Symbol.asyncIterator]();
   let pulling = Promise.resolve();

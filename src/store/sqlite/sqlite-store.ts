@@ -46,7 +46,9 @@ export class SqliteStore implements Store {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 10000');
     this.db.pragma('foreign_keys = ON');
-    this.db.pragma('cache_size = -65536');
+    // 16 MiB of pages: items are cached in process as chunks (CHUNK_CACHE_MB), so SQLite's own
+    // cache only needs the small hot tables (live snapshots, records' index, credentials).
+    this.db.pragma('cache_size = -16384');
     // A checkpoint copies the WAL into the database, with an fsync: work for the import worker's
     // thread (after each snapshot and in its housekeeping), never for a thread answering requests.
     if (options.servesRequests) this.db.pragma('wal_autocheckpoint = 0');
