@@ -17,8 +17,15 @@ import { spawn } from 'node:child_process';
 /** 100 requests per second: a busy integration, far below what the server can take. */
 const INTERVAL_MS = 10;
 
+interface ProbeResult {
+  latencies: number[];
+  errors: number;
+  /** The slowest requests: when they were due (ms from the probe's start) and how long they took. */
+  slowest: { at: number; ms: number }[];
+}
+
 interface Probe {
-  stop(): Promise<{ latencies: number[]; errors: number }>;
+  stop(): Promise<ProbeResult>;
 }
 
 function startProbe(server: Server, key: string): Probe {
@@ -31,7 +38,7 @@ function startProbe(server: Server, key: string): Probe {
     stop: async () => {
       child.kill('SIGTERM');
       await closed;
-      return JSON.parse(out) as { latencies: number[]; errors: number };
+      return JSON.parse(out) as ProbeResult;
     },
   };
 }
@@ -55,15 +62,18 @@ async function oneBackend(ctx: BenchContext, backend: Backend, rows: number) {
     probe = startProbe(server, key);
     const started = performance.now();
     const queued = JSON.parse((await mirador(['import', COMPANY, 'clientes', big, '--no-wait', '--json'], env)).stdout) as { id: number };
+    const timeline: Record<string, number> = { queued: performance.now() - started };
     let status = 'queued';
     while (status === 'queued' || status === 'running') {
-      await new Promise((r) => setTimeout(r, 250));
+      await new Promise((r) => setTimeout(r, 100));
       status = (await store.importById(queued.id))!.status;
+      if (status === 'running') timeline.running ??= performance.now() - started;
     }
     const importMs = performance.now() - started;
+    timeline.done = importMs;
     const busy = await probe.stop();
     if (status !== 'succeeded') throw new Error(`the ${rows}-row import ${status}`);
-    return { quiet, busy, importMs };
+    return { quiet, busy, importMs, timeline };
   } finally {
     await store.close();
     await server.stop();
@@ -82,12 +92,15 @@ export async function importLatencyBench(ctx: BenchContext): Promise<void> {
     ],
   );
   for (const backend of ctx.backends) {
-    const { quiet, busy, importMs } = await oneBackend(ctx, backend, rows);
+    const { quiet, busy, importMs, timeline } = await oneBackend(ctx, backend, rows);
     for (const [phase, r] of [['no import', quiet], [`during the import (${(importMs / 1000).toFixed(1)} s)`, busy]] as const) {
       const l = r.latencies;
       ctx.report.row(section, [backend, phase, fmt.int(l.length), fmt.ms(median(l)), fmt.ms(percentile(l, 99)), fmt.ms(Math.max(...l)), String(r.errors)]);
     }
-    ctx.report.record(`import-latency:${backend}`, { importMs, quiet: summary(quiet.latencies), busy: summary(busy.latencies) });
+    const when = Object.entries(timeline).map(([k, v]) => `${k} at ${(v / 1000).toFixed(1)} s`).join(', ');
+    const slow = busy.slowest.map((x) => `${x.ms} ms at ${(x.at / 1000).toFixed(1)} s`).join(', ');
+    process.stdout.write(`  ${backend}: upload ${when}; slowest during the import: ${slow}\n`);
+    ctx.report.record(`import-latency:${backend}`, { importMs, timeline, quiet: summary(quiet.latencies), busy: summary(busy.latencies), slowest: busy.slowest });
   }
 }
 

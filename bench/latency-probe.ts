@@ -11,6 +11,8 @@ import { Agent, request } from 'node:http';
 const spec = JSON.parse(process.argv[2]!) as { url: string; key: string; intervalMs: number };
 const agent = new Agent({ keepAlive: true, maxSockets: 8 });
 const latencies: number[] = [];
+/** When each request was due, in ms from the start: to tell when slow ones happened. */
+const dues: number[] = [];
 let errors = 0;
 let stopping = false;
 
@@ -19,7 +21,10 @@ function get(due: number): Promise<void> {
     const req = request(spec.url, { agent, headers: { authorization: `Bearer ${spec.key}` } }, (res) => {
       res.resume();
       res.on('end', () => {
-        if (res.statusCode === 200) latencies.push(performance.now() - due);
+        if (res.statusCode === 200) {
+          latencies.push(performance.now() - due);
+          dues.push(due - start);
+        }
         else errors++;
         resolve();
       });
@@ -52,7 +57,8 @@ tick();
 process.once('SIGTERM', async () => {
   stopping = true;
   await Promise.all(inFlight);
-  process.stdout.write(JSON.stringify({ latencies, errors }) + '\n');
+  const slowest = latencies.map((l, i) => ({ at: Math.round(dues[i]!), ms: Math.round(l) })).sort((a, b) => b.ms - a.ms).slice(0, 5);
+  process.stdout.write(JSON.stringify({ latencies, errors, slowest }) + '\n');
   agent.destroy();
   process.exit(0);
 });
