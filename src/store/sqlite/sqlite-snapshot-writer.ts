@@ -24,6 +24,8 @@ import type { Chunk, SnapshotSpec, StagedRecord, StagedSnapshot } from '../store
 import { discardSnapshot, newPublicId } from './sqlite-snapshots.js';
 import { Stage } from './sqlite-stage.js';
 
+/** Rows of `records` per INSERT statement (SQLite allows 32,766 parameters). */
+const RECORDS_PER_INSERT = 50;
 /** 256 MiB of 16 KiB pages: few checkpoints, and a WAL that stays bounded on a huge import. */
 const WRITE_CHECKPOINT_PAGES = 16384;
 
@@ -64,9 +66,7 @@ export async function writeSnapshot(
           return ok;
         });
         if (sorted) {
-          db.transaction(() => {
-            for (const r of batch) layout.add(r.idErp, r.hash, r.body, spec.at);
-          })();
+          db.transaction(() => layout.addAll(batch, spec.at))();
           for (const r of batch) lines.push(r.line);
           continue;
         }
@@ -83,9 +83,7 @@ export async function writeSnapshot(
       stage.checkDuplicates();
       changes = stage.detectChanges(prev);
       for (const page of stage.ordered()) {
-        db.transaction(() => {
-          for (const r of page) layout.add(r.idErp, r.hash, r.body, r.ts);
-        })();
+        db.transaction(() => layout.addAll(page))();
       }
     }
     db.pragma(`wal_autocheckpoint = ${autocheckpoint}`);
@@ -104,6 +102,7 @@ export async function writeSnapshot(
 class Layout {
   private builder = new ChunkBuilder();
   private readonly insertRecord;
+  private readonly insertRecords;
   private readonly insertChunk;
 
   constructor(
@@ -111,6 +110,9 @@ class Layout {
     readonly snapshotId: number,
   ) {
     this.insertRecord = db.prepare('INSERT INTO records (snapshot_id, id_erp, pos, actualizado_at, hash) VALUES (?, ?, ?, ?, ?)');
+    this.insertRecords = db.prepare(
+      `INSERT INTO records (snapshot_id, id_erp, pos, actualizado_at, hash) VALUES ${Array(RECORDS_PER_INSERT).fill('(?, ?, ?, ?, ?)').join(', ')}`,
+    );
     this.insertChunk = db.prepare('INSERT INTO chunks (snapshot_id, chunk_no, first_pos, offsets, bytes) VALUES (?, ?, ?, ?, ?)');
   }
 
@@ -118,10 +120,24 @@ class Layout {
     return this.builder.count;
   }
 
-  /** Adds the next record in list order (the caller holds a transaction). */
-  add(idErp: string, hash: Buffer, body: Uint8Array, ts: number): void {
-    this.insertRecord.run(this.snapshotId, idErp, this.builder.count, ts, hash);
-    this.write(this.builder.add(body, ts));
+  /**
+   * Adds the next records in list order, each at its `ts` or at `at` (the
+   * caller holds a transaction). Their rows go in RECORDS_PER_INSERT at a
+   * time: one statement per row cost more than the B-tree work itself.
+   */
+  addAll(records: readonly { idErp: string; hash: Buffer; body: Uint8Array; ts?: number }[], at?: number): void {
+    const params: unknown[] = [];
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i]!;
+      const ts = r.ts ?? at!;
+      params.push(this.snapshotId, r.idErp, this.builder.count, ts, r.hash);
+      this.write(this.builder.add(r.body, ts));
+      if (params.length === 5 * RECORDS_PER_INSERT) {
+        this.insertRecords.run(params);
+        params.length = 0;
+      }
+    }
+    for (let i = 0; i < params.length; i += 5) this.insertRecord.run(params.slice(i, i + 5));
   }
 
   /** Closes the current chunk, however few items it holds (the caller holds a transaction). */
