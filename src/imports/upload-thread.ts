@@ -16,6 +16,14 @@ const BATCHES_AHEAD = 4;
 /** Upload chunks (1 MiB each in the stores) queued in the thread. */
 const CHUNKS_AHEAD = 2;
 
+/**
+ * The thread's old generation, in MiB. What it keeps alive is a few rows and
+ * its parser's state; unbounded, V8 let garbage pile up to 100 MB and more
+ * before collecting it, which pushed a 1 GiB import past its memory budget.
+ * Rows of many cells near the 1 MiB limit (maxCellBytes) would not fit.
+ */
+const OLD_GENERATION_MB = 128;
+
 type ToThread = { t: 'bytes'; b: Uint8Array } | { t: 'end' } | { t: 'ack' };
 type SerializedError = { code?: ImportErrorCode; line?: number; message: string; stack?: string };
 type FromThread =
@@ -34,6 +42,7 @@ interface ThreadData {
 export async function openUploadRowsInThread(source: AsyncIterable<Buffer>, options: UploadOptions): Promise<UploadRowSource> {
   const worker = new Worker(new URL(import.meta.url), {
     workerData: { uploadRows: true, options } satisfies ThreadData,
+    resourceLimits: { maxOldGenerationSizeMb: OLD_GENERATION_MB },
   });
   const bytes = source[Symbol.asyncIterator]();
   let pulling = Promise.resolve();

@@ -57,7 +57,7 @@ export async function writeSnapshot(
     if (!inOrder) stage = new Stage(db, dbPath, snapshotId);
     let lastId: string | null = null;
     /** Source lines of the records written in order, should they have to be staged after all. */
-    const lines: number[] = [];
+    const lines = new LineNumbers();
     for await (const batch of records) {
       if (inOrder) {
         const sorted = batch.every((r) => {
@@ -173,7 +173,7 @@ class Layout {
  * Moves records written in order to the stage: their bodies are the items in
  * the chunks minus the time every one of them got (`at`).
  */
-function moveToStage(db: Database, layout: Layout, stage: Stage, lines: readonly number[], at: number) {
+function moveToStage(db: Database, layout: Layout, stage: Stage, lines: LineNumbers, at: number) {
   db.transaction(() => layout.flushChunk())(); // the partial last chunk: every record is in a chunk
   const suffix = isoTime(at).length + 2; // the time and the closing `"}`
   const chunkAt = db.prepare('SELECT offsets, bytes FROM chunks WHERE snapshot_id = ? AND chunk_no = ?');
@@ -192,11 +192,30 @@ function moveToStage(db: Database, layout: Layout, stage: Stage, lines: readonly
       idErp: r.id_erp,
       hash: r.hash,
       body: chunk.bytes.subarray(offsets[k]!, offsets[k + 1]! - 1 - suffix),
-      line: lines[pos + k]!,
+      line: lines.at(pos + k),
     }));
     db.transaction(() => stage.add(batch, at))();
     pos += count;
     lastId = refs[refs.length - 1]!.id_erp;
   }
   layout.reset();
+}
+
+/** A growing list of line numbers, 4 bytes each (a JS array of numbers takes 8 and more). */
+class LineNumbers {
+  private values = new Uint32Array(4096);
+  private length = 0;
+
+  push(line: number) {
+    if (this.length === this.values.length) {
+      const next = new Uint32Array(this.values.length * 2);
+      next.set(this.values);
+      this.values = next;
+    }
+    this.values[this.length++] = line;
+  }
+
+  at(i: number): number {
+    return this.values[i]!;
+  }
 }
