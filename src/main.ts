@@ -26,8 +26,8 @@ async function main(argv: string[]): Promise<number> {
   }
   const program = buildProgram({
     config,
-    openStore: async () => {
-      const store = await openStore(config.databaseUrl);
+    openStore: async (options) => {
+      const store = await openStore(config.databaseUrl, options);
       await store.migrate();
       return store;
     },

@@ -1,11 +1,11 @@
 /** What every command receives, and how commands print and fail. */
 import type { Config } from '../config.js';
-import type { Store } from '../store/store.js';
+import type { Store, StoreOptions } from '../store/store.js';
 
 export interface CliContext {
   config: Config;
   /** Opens the store and brings its schema up to date. */
-  openStore(): Promise<Store>;
+  openStore(options?: StoreOptions): Promise<Store>;
   out: (text: string) => void;
   err: (text: string) => void;
 }

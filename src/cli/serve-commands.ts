@@ -25,7 +25,7 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
       if (opts.host !== undefined) config.host = opts.host;
       const logger = createLogger(config.logLevel);
       let thread: ImportThread | undefined;
-      await serve(config, ctx.openStore, logger, {
+      await serve(config, () => ctx.openStore({ servesRequests: true }), logger, {
         workers,
         startImportWorker: async (metrics) => {
           thread = startImportThread(

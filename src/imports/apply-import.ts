@@ -4,15 +4,21 @@
  * leaving the live snapshot untouched. Never throws for a bad file: the
  * outcome is in the returned report.
  */
-import { KIND_SPECS } from '../domain/kinds.js';
-import { writeRecords, type RecordInput } from '../snapshots/write-records.js';
-import { DuplicateIdError, StoreUnavailableError, type ImportJob, type Store } from '../store/store.js';
-import { resolveMapping } from './column-mapping.js';
+import { snapshotSpec, stageBatch } from '../snapshots/write-records.js';
+import { DuplicateIdError, StoreUnavailableError, type ImportJob, type StagedRecord, type Store } from '../store/store.js';
 import { guardTrips, previousCount, readGuard } from './deletion-guard.js';
 import { ImportError } from './import-error.js';
 import type { ImportReport } from './import-report.js';
-import { extractFields, Warnings } from './normalise.js';
-import { openCsv, type CsvFile } from './read-csv.js';
+import { Warnings } from './normalise.js';
+import { openUploadRows, type UploadRowSource } from './upload-rows.js';
+import { openUploadRowsInThread } from './upload-thread.js';
+
+/**
+ * Uploads at least this large are parsed and rendered in a thread of their own
+ * (upload-thread.ts) while this one hashes and writes: starting a thread costs
+ * tens of milliseconds, which only pays off on files of a few MiB.
+ */
+export const THREAD_FROM_BYTES = 4 * 1024 * 1024;
 
 export interface ApplyOptions {
   /** Called after each batch with rows and raw bytes read so far. */
@@ -20,11 +26,12 @@ export interface ApplyOptions {
   maxCellBytes?: number;
   /** How long tombstones of removed records are kept. */
   tombstoneRetentionMs?: number;
+  /** Parse in a thread of its own from this many bytes on (default THREAD_FROM_BYTES). */
+  threadFromBytes?: number;
 }
 
 export async function applyImport(store: Store, job: ImportJob, options: ApplyOptions = {}): Promise<ImportReport> {
   const started = Date.now();
-  const spec = KIND_SPECS[job.kind];
   const warnings = new Warnings();
   const report: ImportReport = {
     import_id: job.id,
@@ -47,58 +54,55 @@ export async function applyImport(store: Store, job: ImportJob, options: ApplyOp
     duration_ms: 0,
     error: null,
   };
-  let csv: CsvFile | null = null;
+  let rows: UploadRowSource | null = null;
   try {
-    csv = await openCsv(store.readImportFile(job.id), { maxCellBytes: options.maxCellBytes });
-    report.encoding = csv.encoding;
-    report.delimiter = csv.delimiter;
-    report.columns = csv.columns.length;
-    const mapping = resolveMapping(job.kind, csv.columns, await store.getMapping(job.companyId, job.kind));
-    report.mapping = mapping.sources;
-    const file = csv;
-    const idColumn = mapping.sources.id_erp;
-    async function* rows(): AsyncGenerator<RecordInput[]> {
-      for await (const batch of file.batches()) {
-        const out = batch.map((row) => {
-          const fields = extractFields(spec, mapping, row.cells, row.line, warnings);
-          if (fields[0] === null) {
-            throw new ImportError('empty_id', `Line ${row.line} has an empty id_erp (column "${idColumn}"): every row needs one.`, row.line);
-          }
-          return { fields, cells: row.cells, line: row.line };
-        });
-        report.rows_read += out.length;
-        await options.onProgress?.(report.rows_read, file.bytesRead());
-        yield out;
+    const upload = { kind: job.kind, override: await store.getMapping(job.companyId, job.kind), maxCellBytes: options.maxCellBytes };
+    const source = store.readImportFile(job.id);
+    rows = job.sizeBytes >= (options.threadFromBytes ?? THREAD_FROM_BYTES)
+      ? await openUploadRowsInThread(source, upload)
+      : await openUploadRows(source, upload);
+    const { head } = rows;
+    report.encoding = head.encoding;
+    report.delimiter = head.delimiter;
+    report.columns = head.columns.length;
+    report.mapping = head.mapping;
+    const rendered = rows;
+    async function* staged(): AsyncGenerator<StagedRecord[]> {
+      for await (const batch of rendered.batches()) {
+        report.rows_read = batch.rowsRead;
+        warnings.items.push(...batch.newWarnings);
+        warnings.total = batch.warningsTotal;
+        await options.onProgress?.(batch.rowsRead, batch.bytesRead);
+        yield stageBatch(batch);
       }
     }
-    const staged = await writeRecords(
-      store,
-      { companyId: job.companyId, kind: job.kind, columns: csv.columns, at: started, importId: job.id },
-      rows(),
+    const snapshot = await store.writeSnapshot(
+      snapshotSpec({ companyId: job.companyId, kind: job.kind, columns: head.columns, at: started, importId: job.id }),
+      staged(),
     );
     Object.assign(report, {
-      inserted: staged.changes.inserted,
-      updated: staged.changes.updated,
-      unchanged: staged.changes.unchanged,
-      deleted: staged.changes.deleted,
-      deleted_examples: staged.changes.deletedExamples,
+      inserted: snapshot.changes.inserted,
+      updated: snapshot.changes.updated,
+      unchanged: snapshot.changes.unchanged,
+      deleted: snapshot.changes.deleted,
+      deleted_examples: snapshot.changes.deletedExamples,
       status: 'succeeded',
     });
     const guard = await readGuard(store, job.companyId);
-    if (guardTrips(guard, staged.changes)) {
+    if (guardTrips(guard, snapshot.changes)) {
       report.status = 'awaiting_confirmation';
       report.guard = {
-        would_remove: staged.changes.deleted,
-        of: previousCount(staged.changes),
+        would_remove: snapshot.changes.deleted,
+        of: previousCount(snapshot.changes),
         min_records: guard.minRecords,
         max_fraction: guard.maxFraction,
       };
-      finish(report, warnings, started, csv);
-      await store.holdImport(job.id, staged.snapshotId, report);
+      finish(report, warnings, started, rows);
+      await store.holdImport(job.id, snapshot.snapshotId, report);
       return report;
     }
-    finish(report, warnings, started, csv);
-    await store.publishSnapshot(staged.snapshotId, { importId: job.id, report }, { tombstoneRetentionMs: options.tombstoneRetentionMs });
+    finish(report, warnings, started, rows);
+    await store.publishSnapshot(snapshot.snapshotId, { importId: job.id, report }, { tombstoneRetentionMs: options.tombstoneRetentionMs });
     return report;
   } catch (err) {
     if (err instanceof ImportError) {
@@ -109,19 +113,19 @@ export async function applyImport(store: Store, job: ImportJob, options: ApplyOp
       throw err; // not the file's fault: the worker retries the import later
     } else {
       report.error = { code: 'internal_error', message: 'The import failed because of an internal error.', line: null };
-      finish(report, warnings, started, csv);
+      finish(report, warnings, started, rows);
       await store.failImport(job.id, report.error.message, report);
       throw err;
     }
     report.status = 'failed';
-    finish(report, warnings, started, csv);
+    finish(report, warnings, started, rows);
     await store.failImport(job.id, report.error.message, report);
     return report;
   }
 }
 
-function finish(report: ImportReport, warnings: Warnings, started: number, csv: CsvFile | null) {
+function finish(report: ImportReport, warnings: Warnings, started: number, rows: UploadRowSource | null) {
   report.warnings = { count: warnings.total, items: warnings.items };
   report.duration_ms = Date.now() - started;
-  if (csv) report.encoding = csv.encoding;
+  if (rows) report.encoding = rows.encoding();
 }

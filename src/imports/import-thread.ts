@@ -8,6 +8,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { openStore } from '../store/open-store.js';
 import type { ImportReport } from './import-report.js';
 import { ImportWorker } from './import-worker.js';
+import { lowerThreadPriority } from './thread-priority.js';
 
 interface ThreadData {
   databaseUrl: string;
@@ -58,6 +59,8 @@ export function startImportThread(
 }
 
 async function threadMain(data: ThreadData) {
+  // The HTTP thread of this process comes first; threads started from here (the CSV thread) inherit this.
+  lowerThreadPriority();
   const store = await openStore(data.databaseUrl);
   const post = (m: ThreadMessage) => parentPort!.postMessage(m);
   const worker = new ImportWorker(store, {

@@ -58,7 +58,14 @@ export class ImportWorker {
 
   constructor(
     private readonly store: Store,
-    private readonly options: { pollMs?: number; snapshotRetentionMs: number; tombstoneRetentionMs?: number; events?: WorkerEvents },
+    private readonly options: {
+      pollMs?: number;
+      snapshotRetentionMs: number;
+      tombstoneRetentionMs?: number;
+      events?: WorkerEvents;
+      /** Uploads from this size on are parsed in a thread of their own (apply-import.ts's default otherwise). */
+      threadFromBytes?: number;
+    },
   ) {}
 
   start() {
@@ -86,6 +93,7 @@ export class ImportWorker {
     let lastBeat = 0;
     const report = await applyImport(this.store, job, {
       tombstoneRetentionMs: this.options.tombstoneRetentionMs,
+      threadFromBytes: this.options.threadFromBytes,
       onProgress: async (rowsRead, bytesRead) => {
         const now = Date.now();
         if (now - lastBeat < HEARTBEAT_EVERY_MS) return;

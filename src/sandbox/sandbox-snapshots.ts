@@ -3,7 +3,7 @@
  * are rendered and laid out into in-memory snapshots once, at start.
  */
 import { createHash } from 'node:crypto';
-import { compareUtf8, finishItem, hashBody, ItemRenderer } from '../domain/item-renderer.js';
+import { compareUtf8, hashBody, isoTime, ItemRenderer } from '../domain/item-renderer.js';
 import { KINDS, type Kind } from '../domain/kinds.js';
 import { ChunkBuilder } from '../store/chunk-builder.js';
 import type { Chunk, RecordRef, SnapshotMeta } from '../store/store.js';
@@ -41,9 +41,8 @@ function buildKind(kind: Kind, id: number): SandboxSnapshot {
   const digest = createHash('sha256');
   for (const r of staged) {
     records.set(r.idErp, { pos: builder.count, hash: r.hash, actualizadoAt: r.at });
-    const item = finishItem(r.body, r.at);
-    digest.update(item);
-    const chunk = builder.add(item, r.at);
+    digest.update(r.body).update(isoTime(r.at)).update('"}');
+    const chunk = builder.add(r.body, r.at);
     if (chunk) chunks.push(chunk);
   }
   const last = builder.flush();

@@ -1,7 +1,9 @@
 /**
  * The one way records enter Mirador: render each row once, hash it, and hand
- * the rendered rows to the store's snapshot writer. The CSV importer calls
- * this; so do tests that need data without a CSV file.
+ * the rendered rows to the store's snapshot writer. The CSV importer renders
+ * its rows with `renderBatch` (in its parsing thread, see
+ * imports/upload-rows.ts) and hashes them with `stageBatch`; tests that need
+ * data without a CSV file call `writeRecords`.
  */
 import { hashBody, ItemRenderer, type FieldValue } from '../domain/item-renderer.js';
 import type { Kind } from '../domain/kinds.js';
@@ -25,29 +27,66 @@ export interface WriteTarget {
   importId?: number | null;
 }
 
+/**
+ * A batch of rendered rows: the bodies back to back in `bytes` (body k is
+ * `bytes[ends[k-1] .. ends[k])`), with their ids and source lines. Plain data:
+ * it crosses threads as is (`bytes.buffer` transferred).
+ */
+export interface RenderedBatch {
+  bytes: Uint8Array;
+  ends: Uint32Array;
+  ids: string[];
+  lines: Uint32Array;
+}
+
+/** Renders rows into one batch. */
+export function renderBatch(renderer: ItemRenderer, rows: readonly RecordInput[]): RenderedBatch {
+  const ends = new Uint32Array(rows.length);
+  const lines = new Uint32Array(rows.length);
+  const ids: string[] = [];
+  for (let k = 0; k < rows.length; k++) {
+    const r = rows[k]!;
+    renderer.write(r.fields, r.cells);
+    ends[k] = renderer.length;
+    lines[k] = r.line;
+    ids.push(String(r.fields[0]));
+  }
+  return { bytes: renderer.take(), ends, ids, lines };
+}
+
+/** Hashes each body of a rendered batch: the records the store's snapshot writer takes. */
+export function stageBatch(batch: RenderedBatch): StagedRecord[] {
+  const all = Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength);
+  const out: StagedRecord[] = new Array(batch.ids.length);
+  let from = 0;
+  for (let k = 0; k < batch.ids.length; k++) {
+    const to = batch.ends[k]!;
+    const body = all.subarray(from, to);
+    out[k] = { idErp: batch.ids[k]!, hash: hashBody(body), body, line: batch.lines[k]! };
+    from = to;
+  }
+  return out;
+}
+
 type Batches = AsyncIterable<readonly RecordInput[]> | Iterable<readonly RecordInput[]>;
 
 /** Renders and stages rows as a new, unpublished snapshot. */
 export async function writeRecords(store: Store, target: WriteTarget, batches: Batches): Promise<StagedSnapshot> {
   const renderer = new ItemRenderer(target.kind, target.columns);
   async function* staged(): AsyncGenerator<StagedRecord[]> {
-    for await (const batch of batches) {
-      yield batch.map((r) => {
-        const body = renderer.body(r.fields, r.cells);
-        return { idErp: String(r.fields[0]), hash: hashBody(body), body, line: r.line };
-      });
-    }
+    for await (const batch of batches) yield stageBatch(renderBatch(renderer, batch));
   }
-  return store.writeSnapshot(
-    {
-      companyId: target.companyId,
-      kind: target.kind,
-      importId: target.importId ?? null,
-      at: Math.floor(target.at ?? Date.now()),
-      columns: target.columns,
-    },
-    staged(),
-  );
+  return store.writeSnapshot(snapshotSpec(target), staged());
+}
+
+export function snapshotSpec(target: WriteTarget) {
+  return {
+    companyId: target.companyId,
+    kind: target.kind,
+    importId: target.importId ?? null,
+    at: Math.floor(target.at ?? Date.now()),
+    columns: target.columns,
+  };
 }
 
 /** Writes rows and makes them live at once: what tests use to load data. */

@@ -1,8 +1,10 @@
 /**
  * Lays out finished items, in list order, into chunks of consecutive
  * positions (see `Chunk` in store.ts). Shared by both adapters: they only
- * decide where the chunks are kept.
+ * decide where the chunks are kept. Items are written as bytes into the
+ * chunk as they come (body, timestamp, tail, comma): no per-item string.
  */
+import { isoTime, ITEM_TAIL_BYTES } from '../domain/item-renderer.js';
 import type { Chunk } from './store.js';
 
 /** A chunk closes once it holds this many bytes… */
@@ -10,45 +12,59 @@ const CHUNK_TARGET_BYTES = 64 * 1024;
 /** …or this many items, whichever comes first. */
 const CHUNK_MAX_ITEMS = 256;
 
+const COMMA = 0x2c;
+
 export class ChunkBuilder {
-  private items: string[] = [];
-  private bytes = 0;
+  private buf = Buffer.allocUnsafeSlow(CHUNK_TARGET_BYTES * 2);
+  private len = 0;
+  private offsets: number[] = [];
   private nextChunkNo = 0;
   private nextPos = 0;
   private readonly starts: number[] = [];
   private readonly timeline: { at: number; firstPos: number }[] = [];
 
-  /** Adds the next item in list order; returns a chunk when one is complete. */
-  add(item: string, actualizadoAt: number): Chunk | null {
+  /**
+   * Adds the next item in list order — its body (see ItemRenderer) and its
+   * time — and returns a chunk when one is complete.
+   */
+  add(body: Uint8Array | string, actualizadoAt: number): Chunk | null {
     const last = this.timeline[this.timeline.length - 1];
     if (!last || last.at !== actualizadoAt) this.timeline.push({ at: actualizadoAt, firstPos: this.nextPos });
     this.nextPos++;
-    this.items.push(item);
-    this.bytes += item.length;
-    if (this.bytes >= CHUNK_TARGET_BYTES || this.items.length >= CHUNK_MAX_ITEMS) return this.flush();
+    const iso = isoTime(actualizadoAt);
+    const bodyBytes = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length;
+    this.ensure(bodyBytes + iso.length + ITEM_TAIL_BYTES.length + 1);
+    this.offsets.push(this.len);
+    if (typeof body === 'string') this.len += this.buf.write(body, this.len, 'utf8');
+    else {
+      this.buf.set(body, this.len);
+      this.len += body.length;
+    }
+    this.len += this.buf.write(iso, this.len, 'latin1');
+    this.buf.set(ITEM_TAIL_BYTES, this.len);
+    this.len += ITEM_TAIL_BYTES.length;
+    this.buf[this.len++] = COMMA;
+    if (this.len >= CHUNK_TARGET_BYTES || this.offsets.length >= CHUNK_MAX_ITEMS) return this.flush();
     return null;
   }
 
   /** Closes the last, partial chunk; null when there is none. */
   flush(): Chunk | null {
-    if (this.items.length === 0) return null;
-    const items = this.items;
-    const offsets = new Uint32Array(items.length + 1);
-    let at = 0;
-    for (let i = 0; i < items.length; i++) {
-      offsets[i] = at;
-      at += Buffer.byteLength(items[i]!, 'utf8') + 1;
-    }
-    offsets[items.length] = at;
+    const count = this.offsets.length;
+    if (count === 0) return null;
+    const offsets = new Uint32Array(count + 1);
+    for (let i = 0; i < count; i++) offsets[i] = this.offsets[i]!;
+    // Items are joined by commas: the last one's comma is not part of the chunk.
+    offsets[count] = this.len;
     const chunk: Chunk = {
       chunkNo: this.nextChunkNo++,
-      firstPos: this.nextPos - items.length,
+      firstPos: this.nextPos - count,
       offsets,
-      bytes: Buffer.from(items.join(','), 'utf8'),
+      bytes: Buffer.from(this.buf.subarray(0, this.len - 1)),
     };
     this.starts.push(chunk.firstPos);
-    this.items = [];
-    this.bytes = 0;
+    this.offsets = [];
+    this.len = 0;
     return chunk;
   }
 
@@ -63,6 +79,13 @@ export class ChunkBuilder {
 
   timelineEntries(): { at: number; firstPos: number }[] {
     return this.timeline.slice();
+  }
+
+  private ensure(n: number) {
+    if (this.len + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafeSlow(Math.max(this.buf.length * 2, this.len + n));
+    this.buf.copy(next, 0, 0, this.len);
+    this.buf = next;
   }
 }
 

@@ -69,8 +69,8 @@ export interface StagedRecord {
   idErp: string;
   /** Hash of the item's content (everything but `actualizado_at`). */
   hash: Buffer;
-  /** The item up to the opening quote of `actualizado_at`'s value. */
-  body: string;
+  /** The item up to the opening quote of `actualizado_at`'s value, as UTF-8 (see ItemRenderer). */
+  body: Buffer;
   /** Line of the source file, for error messages. */
   line: number;
 }
@@ -178,6 +178,16 @@ export class DuplicateIdError extends Error {
 
 /** Thrown when the storage cannot be reached; answered as 503. */
 export class StoreUnavailableError extends Error {}
+
+/** How a process uses its store; adapters may tune themselves by it. */
+export interface StoreOptions {
+  /**
+   * The store answers HTTP requests on this thread: keep background work off
+   * it (the SQLite adapter leaves WAL checkpoints to the import worker's
+   * connection, which runs them in its own thread).
+   */
+  servesRequests?: boolean;
+}
 
 export interface Store {
   readonly backend: 'sqlite' | 'postgres';

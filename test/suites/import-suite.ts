@@ -3,6 +3,7 @@
  * the worker, read back over HTTP.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { ImportWorker } from '../../src/imports/import-worker.js';
 import type { ImportReport } from '../../src/imports/import-report.js';
@@ -221,6 +222,34 @@ export function importSuite(factory: StoreFactory) {
         /larger than the maximum/,
       );
       assert.deepEqual(await store.listImports(company.id), []);
+    });
+
+    // Large uploads are parsed in a thread of their own (apply-import.ts); small ones here. Both
+    // ways must give the same items, reports and errors: the sample exports, through each.
+    test('an upload parsed in its own thread gives the same items, report and errors as in this one', async () => {
+      const threaded = new ImportWorker(store, { snapshotRetentionMs: 60_000, threadFromBytes: 0 });
+      const run = async (w: ImportWorker, companyId: number, kind: Kind, bytes: Buffer) => {
+        await store.createImport({ companyId, kind, filename: 'export.csv', source: 'test' }, body(bytes), 1 << 30);
+        return (await w.runOnce())!.report;
+      };
+      const here = await companyWithKey(store, 'parsed-here');
+      const there = await companyWithKey(store, 'parsed-there');
+      const strip = (r: ImportReport) => ({ ...r, import_id: 0, duration_ms: 0 });
+      const samples: [Kind, string][] = [['clientes', 'clientes'], ['articulos', 'articulos'], ['obras', 'obras'], ['avisos-correctivo', 'avisos-correctivo']];
+      for (const [kind, file] of samples) {
+        const bytes = readFileSync(new URL(`../../../test/fixtures/csv/samples/${file}.csv`, import.meta.url));
+        const a = await run(worker, here.company.id, kind, bytes);
+        const b = await run(threaded, there.company.id, kind, bytes);
+        assert.equal(a.status, 'succeeded', a.error?.message);
+        assert.deepEqual(strip(b), strip(a));
+        const items = async (key: string) => (await list(key, kind)).items.map((i: { actualizado_at?: string }) => ({ ...i, actualizado_at: null }));
+        assert.deepEqual(await items(there.key), await items(here.key));
+      }
+      const ragged = csv([CSV_CUSTOMER_HEADER, ...Array.from({ length: 3000 }, (_, i) => [`C${i}`, 'x', '', '', '', '', '']), ['C9', 'x']]);
+      const a = await run(worker, here.company.id, 'clientes', ragged);
+      const b = await run(threaded, there.company.id, 'clientes', ragged);
+      assert.equal(b.error?.code, 'ragged_row');
+      assert.deepEqual(strip(b), strip(a));
     });
 
     test('the report is kept with the import', async () => {

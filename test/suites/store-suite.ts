@@ -19,7 +19,7 @@ const T3 = Date.parse('2026-03-01T00:00:00.001Z');
 
 /** A staged record whose item is `{"id_erp":…,"v":…,"actualizado_at":"…"}`. */
 export function staged(idErp: string, v = 'x', line = 2): StagedRecord {
-  const body = `{"id_erp":${JSON.stringify(idErp)},"v":${JSON.stringify(v)},"actualizado_at":"`;
+  const body = Buffer.from(`{"id_erp":${JSON.stringify(idErp)},"v":${JSON.stringify(v)},"actualizado_at":"`);
   return { idErp, hash: hashBody(body), body, line };
 }
 
@@ -277,6 +277,41 @@ export function storeSuite(factory: StoreFactory) {
       assert.match(err.message, /"a" on line 5 \(first on line 2\)/);
       assert.match(err.message, /"b" on line 6 \(first on line 3\)/);
       await assertNothingLeft(companyId, before.snapshotId);
+    });
+
+    // A first import streams records in id order straight into chunks while it can (SQLite); these
+    // pin what happens when the order breaks after several chunks were written.
+    test('a first import whose ids stop arriving in order midway is still laid out in list order', async () => {
+      const companyId = await company();
+      const id = (i: number) => `R${String(i).padStart(5, '0')}`;
+      const big = (i: number, line: number) => staged(id(i), 'é'.repeat(400), line);
+      const first = Array.from({ length: 300 }, (_, i) => big(2 * i + 10, i + 2));
+      const second = Array.from({ length: 300 }, (_, i) => big(2 * i + 700, i + 302));
+      const unordered = [big(3, 602), big(5000, 603), big(1, 604)];
+      const s = await store.writeSnapshot(spec(companyId, T1), batches(first, second, unordered));
+      assert.equal(s.changes.total, 603);
+      assert.equal(s.changes.inserted, 603);
+      await store.publishSnapshot(s.snapshotId);
+      const got = await items(store, s.snapshotId);
+      const want = [...first, ...second, ...unordered].map((r) => r.idErp).sort(compareUtf8);
+      assert.deepEqual(got.map((i) => i.id_erp), want);
+      assert.ok(got.every((i) => i.v === 'é'.repeat(400) && at(i) === T1));
+      const meta = (await store.snapshotMeta(s.snapshotId))!;
+      assert.ok(meta.chunkStarts.length > 3, `${meta.chunkStarts.length} chunks`);
+      assert.deepEqual(await store.findRecord(s.snapshotId, id(1)), { pos: 0, hash: staged(id(1), 'é'.repeat(400)).hash, actualizadoAt: T1 });
+      assert.equal((await store.findRecord(s.snapshotId, id(5000)))!.pos, 602);
+    });
+
+    test('a first import: a repeated id_erp after the order broke names the first line', async () => {
+      const companyId = await company();
+      const failing = store.writeSnapshot(
+        spec(companyId, T1),
+        batches([staged('a', 'x', 2), staged('b', 'x', 3), staged('c', 'x', 4)], [staged('d', 'x', 5), staged('b', 'y', 6)]),
+      );
+      const err = await failing.then(() => null, (e: unknown) => e);
+      assert.ok(err instanceof DuplicateIdError, String(err));
+      assert.deepEqual(err.duplicates, [{ idErp: 'b', line: 6, firstLine: 3 }]);
+      assert.equal(await store.liveSnapshotId(companyId, 'clientes'), null);
     });
 
     test('an error from the records stream is rethrown as is, and nothing is left behind', async () => {

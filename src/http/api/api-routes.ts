@@ -215,6 +215,26 @@ function sendList(
   q: ListQuery,
   tombstones: readonly RenderedTombstone[] | null,
 ) {
+  const page = listPage(v, q, tombstones);
+  // A client following next_offset asks for this next: when the body is compressed, it is prepared meanwhile.
+  const nextPage = page.hasMore ? listPage(v, { ...q, offset: page.nextOffset }, tombstones) : null;
+  return sendCacheable(request, reply, deps.compressed, {
+    tag: page.tag,
+    cacheControl: v.sandbox ? SANDBOX_CACHE : REAL_CACHE,
+    vary: v.sandbox ? SANDBOX_VARY : REAL_VARY,
+    meter: v.meter,
+    pieces: page.pieces,
+    next: nextPage ?? undefined,
+  });
+}
+
+/**
+ * One page of a list: its ETag's tag, whether more follow, and its body, read
+ * only when needed. With tombstones (include_deleted) the counts come from
+ * merging both sequences, so `hasMore` is only known for live-only pages and
+ * no next page is prepared for the others.
+ */
+function listPage(v: View, q: ListQuery, tombstones: readonly RenderedTombstone[] | null) {
   const meta = v.meta;
   const tag = `${meta?.publicId ?? 'empty'}.${q.limit}.${q.offset}.${q.updatedSince ?? ''}${tombstones ? '.d' : ''}`;
   const envelope = (total: number, returned: number) => {
@@ -225,24 +245,32 @@ function sendList(
       `"snapshot":${meta ? JSON.stringify(meta.publicId) : 'null'},"items":[`
     );
   };
-  return sendCacheable(request, reply, deps.compressed, {
-    tag,
-    cacheControl: v.sandbox ? SANDBOX_CACHE : REAL_CACHE,
-    vary: v.sandbox ? SANDBOX_VARY : REAL_VARY,
-    meter: v.meter,
-    pieces: async () => {
-      if (tombstones) {
+  if (tombstones) {
+    return {
+      tag,
+      hasMore: false,
+      nextOffset: q.offset,
+      pieces: async () => {
         const page = await mergedPage(v.source, meta, tombstones, q.updatedSince, q.offset, q.limit);
         return [Buffer.from(envelope(page.total, page.returned)), ...page.pieces, ITEMS_CLOSE];
-      }
-      const count = meta?.count ?? 0;
-      const first = meta && q.updatedSince !== null ? firstPositionSince(meta, q.updatedSince) : 0;
-      const start = Math.min(first + q.offset, count);
-      const end = Math.min(start + q.limit, count);
+      },
+    };
+  }
+  const count = meta?.count ?? 0;
+  const first = meta && q.updatedSince !== null ? firstPositionSince(meta, q.updatedSince) : 0;
+  const total = count - first;
+  const start = Math.min(first + q.offset, count);
+  const end = Math.min(start + q.limit, count);
+  const nextOffset = q.offset + (end - start);
+  return {
+    tag,
+    hasMore: nextOffset < total,
+    nextOffset,
+    pieces: async () => {
       const items = meta ? await readItems(v.source, meta, start, end) : [];
-      return [Buffer.from(envelope(count - first, end - start)), ...items, ITEMS_CLOSE];
+      return [Buffer.from(envelope(total, end - start)), ...items, ITEMS_CLOSE];
     },
-  });
+  };
 }
 
 function sendDetail(

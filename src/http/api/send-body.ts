@@ -6,6 +6,7 @@
  */
 import { promisify } from 'node:util';
 import { brotliCompress, constants as zlib, gzip } from 'node:zlib';
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 const gzipAsync = promisify(gzip);
@@ -52,7 +53,12 @@ export class CompressedBodyCache {
 
   constructor(private readonly budgetBytes: number) {}
 
-  async get(key: string, encoding: 'br' | 'gzip', body: () => Buffer): Promise<Buffer> {
+  /** Whether `key` is compressed and cached (not merely under way). */
+  cached(key: string): boolean {
+    return this.lru.has(key);
+  }
+
+  async get(key: string, encoding: 'br' | 'gzip', body: () => Buffer | Promise<Buffer>): Promise<Buffer> {
     const hit = this.lru.get(key);
     if (hit) {
       this.lru.delete(key);
@@ -61,17 +67,22 @@ export class CompressedBodyCache {
     }
     let p = this.pending.get(key);
     if (!p) {
-      const input = body();
-      p =
+      p = Promise.resolve(body()).then((input) =>
         encoding === 'br'
           ? brotliAsync(input, {
               params: { [zlib.BROTLI_PARAM_QUALITY]: 4, [zlib.BROTLI_PARAM_SIZE_HINT]: input.length },
             })
-          : gzipAsync(input, { level: 6 });
+          : gzipAsync(input, { level: 6 }),
+      );
       p.then((out) => this.remember(key, out), () => {}).finally(() => this.pending.delete(key));
       this.pending.set(key, p);
     }
     return p;
+  }
+
+  /** Starts compressing `key` in the background unless it is cached or under way. */
+  prefetch(key: string, encoding: 'br' | 'gzip', body: () => Promise<Buffer>): void {
+    if (!this.lru.has(key) && !this.pending.has(key)) this.get(key, encoding, body).catch(() => {});
   }
 
   private remember(key: string, value: Buffer) {
@@ -95,6 +106,12 @@ export interface CacheableBody {
   pieces: () => Buffer[] | Promise<Buffer[]>;
   /** Rate accounting: a 304 is only observed, a body is charged (and may be refused). */
   meter?: { charge(): Promise<void>; observe(): Promise<void> };
+  /**
+   * The body a client is likely to ask for next (the next page of a list).
+   * When this body had to be compressed, the next one is compressed in the
+   * background meanwhile: a client following `next_offset` finds it ready.
+   */
+  next?: { tag: string; pieces: () => Promise<Buffer[]> };
 }
 
 export async function sendCacheable(
@@ -106,24 +123,60 @@ export async function sendCacheable(
   const encoding = negotiateEncoding(request.headers['accept-encoding']);
   reply.header('Cache-Control', body.cacheControl);
   reply.header('Vary', body.vary);
-  const etagFor = (enc: Encoding) => `"${enc === 'identity' ? body.tag : `${body.tag}-${enc}`}"`;
   // Every representation has its own strong ETag; small bodies are compressed
   // too, so that the tag a client holds always matches what it will be sent.
-  const etag = etagFor(encoding);
+  const etag = etagOf(body.tag, encoding);
   if (etagMatches(request.headers['if-none-match'], etag)) {
     await body.meter?.observe();
     reply.header('ETag', etag);
     return reply.code(304).send();
   }
   await body.meter?.charge();
-  const pieces = await body.pieces();
-  const plain = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
   reply.header('Content-Type', 'application/json; charset=utf-8');
   reply.header('ETag', etag);
   if (encoding === 'identity') {
-    return reply.send(plain);
+    return sendPieces(reply, await body.pieces());
   }
-  const out = await compressed.get(etag, encoding, () => plain);
+  // A page that was not ready is likely one of a client walking through a list.
+  const walking = !compressed.cached(etag);
+  const out = await compressed.get(etag, encoding, async () => join(await body.pieces()));
+  if (walking && body.next) {
+    const next = body.next;
+    compressed.prefetch(etagOf(next.tag, encoding), encoding, async () => join(await next.pieces()));
+  }
   reply.header('Content-Encoding', encoding);
   return reply.send(out);
+}
+
+/** Every representation has its own strong ETag. */
+const etagOf = (tag: string, enc: Encoding) => `"${enc === 'identity' ? tag : `${tag}-${enc}`}"`;
+
+const join = (pieces: readonly Buffer[]) => (pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces));
+
+/** Bodies at least this large, in several pieces, are written piece by piece instead of joined. */
+const WRITE_PIECES_FROM_BYTES = 16 * 1024;
+
+/**
+ * Sends a body given as pieces (envelope, zero-copy views of cached chunks).
+ * Joining a list page of hundreds of KB into one Buffer, as `reply.send`
+ * needs, costs about as much as sending it; so large bodies go out as one
+ * corked write of their pieces, straight to the socket. Fastify's onSend
+ * hooks do not run for those (the API registers none: headers are set on the
+ * reply before this point, and onResponse hooks still run).
+ */
+export function sendPieces(reply: FastifyReply, pieces: readonly Buffer[]): FastifyReply {
+  let length = 0;
+  for (const p of pieces) length += p.length;
+  if (pieces.length === 1) return reply.send(pieces[0]);
+  if (length < WRITE_PIECES_FROM_BYTES) return reply.send(Buffer.concat(pieces, length));
+  reply.header('Content-Length', length);
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(reply.statusCode, reply.getHeaders() as OutgoingHttpHeaders);
+  // For HEAD, node:http drops the writes and sends the headers alone.
+  res.socket?.cork();
+  for (let i = 0; i < pieces.length - 1; i++) res.write(pieces[i]);
+  res.end(pieces[pieces.length - 1]);
+  res.socket?.uncork();
+  return reply;
 }

@@ -9,7 +9,6 @@
  * visible to readers until `publish`.
  */
 import { randomBytes } from 'node:crypto';
-import { finishItem } from '../../domain/item-renderer.js';
 import type { Kind } from '../../domain/kinds.js';
 import { ChunkBuilder, decodeUint32s, encodeUint32s } from '../chunk-builder.js';
 import {
@@ -75,7 +74,8 @@ async function* encodeStaged(records: AsyncIterable<StagedRecord[]>, at: number)
   const enc = new CopyEncoder();
   let rid = 0;
   for await (const batch of records) {
-    for (const r of batch) enc.row(6).int4(rid++).text(r.idErp).int4(r.line).bytes(r.hash).text(r.body).int8(at);
+    // Binary COPY of text is its UTF-8 bytes: the body goes in as rendered.
+    for (const r of batch) enc.row(6).int4(rid++).text(r.idErp).int4(r.line).bytes(r.hash).bytes(r.body).int8(at);
     if (enc.size >= COPY_FLUSH_BYTES) yield enc.take();
   }
   yield enc.take(true);
@@ -150,7 +150,7 @@ async function layOut(c: Conn, snapshotId: number, total: number) {
     next = fetch();
     const done: Chunk[] = [];
     for (const r of rows) {
-      const chunk = builder.add(finishItem(r.body, r.ts), r.ts);
+      const chunk = builder.add(r.body, r.ts);
       if (chunk) done.push(chunk);
     }
     await writeChunks(c, snapshotId, done);

@@ -1,0 +1,175 @@
+/**
+ * Issue 4's read scenarios: Mirador and the reference server, both pinned to
+ * core 0, measured in alternation (several rounds, medians) by a load
+ * generator or a download client pinned to core 1.
+ */
+import { join } from 'node:path';
+import { CLIENT_CPU, SERVER_CPU, type BenchContext } from './bench-context.js';
+import { code } from './clientes-fixture.js';
+import type { BenchDatabase } from './databases.js';
+import { COMPANY, reimportTime, type Dataset } from './dataset.js';
+import { runLoad, type LoadResult } from './load.js';
+import { DIST, freePort, run, startMirador, startServer, type Server } from './processes.js';
+import { fmt, median } from './report.js';
+
+interface Scenario {
+  name: string;
+  paths: string[];
+  /** Mirador gets these headers on top of the key. */
+  headers?: Record<string, string>;
+  /** The reference scenario to compare with, when not the same paths (the 304 compares with a detail). */
+  reference?: { paths: string[] };
+  target: string;
+  /** Also compare with Mirador's own offset-0 page (a page must cost the same at any offset). */
+  vsOffset0?: boolean;
+  isOffset0?: boolean;
+}
+
+export async function startReference(db: BenchDatabase, env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const args = [join(DIST, 'bench', 'reference-server.js'), '--db', db.url, '--company', COMPANY, '--kind', 'clientes', '--port', String(port)];
+  return startServer({ name: 'reference', args, env, port, cpus: SERVER_CPU, readyPath: '/' });
+}
+
+export async function apiBench(ctx: BenchContext, db: BenchDatabase, data: Dataset): Promise<void> {
+  const { report } = ctx;
+  let mirador = await startMirador(data.env, { cpus: SERVER_CPU });
+  const reference = await startReference(db, data.env);
+  try {
+    const since = await reimportTime(mirador.base, data.key, data.customers);
+    const n = data.customers;
+    const detailPaths = randomIds(n, 1000).map((i) => `/v1/clientes/${code('C', i)}`);
+    const fixed = `/v1/clientes/${code('C', Math.floor(n / 2))}`;
+    const etag = (await fetch(mirador.base + fixed, { headers: { authorization: `Bearer ${data.key}` } })).headers.get('etag')!;
+    const scenarios: Scenario[] = [
+      { name: 'list limit=100, offset 0', paths: ['/v1/clientes?limit=100'], target: '≥ 0.35', isOffset0: true },
+      { name: 'list limit=1000', paths: ['/v1/clientes?limit=1000'], target: '≥ 0.35' },
+      { name: `list limit=100, offset ${n - 1000}`, paths: [`/v1/clientes?limit=100&offset=${n - 1000}`], target: '≥ 0.35; within 10% of offset 0', vsOffset0: true },
+      { name: 'list limit=100, updated_since (last 1%)', paths: [`/v1/clientes?limit=100&updated_since=${since}`], target: 'within 10% of offset 0', vsOffset0: true },
+      { name: 'detail, random id', paths: detailPaths, target: '≥ 0.50' },
+      { name: '304 (If-None-Match), vs reference detail', paths: [fixed], headers: { 'if-none-match': etag }, reference: { paths: detailPaths }, target: '≥ 0.60' },
+    ];
+    const section = report.section(
+      `Reads, ${db.backend}: Mirador ÷ reference (${n.toLocaleString('en')} customers)`,
+      ['scenario', 'Mirador req/s', 'p50 ms', 'p99 ms', 'reference req/s', 'p50 ms', 'p99 ms', 'ratio', 'target'],
+      [
+        `Servers pinned to core ${SERVER_CPU}, load generator to core ${CLIENT_CPU}; ${ctx.connections} connections, ` +
+          `${ctx.rounds} alternating rounds of ${ctx.seconds} s per server, medians.`,
+      ],
+    );
+    const offset0 = { rps: NaN };
+    for (const s of scenarios) {
+      const headers = { authorization: `Bearer ${data.key}`, ...s.headers };
+      const refHeaders = { authorization: `Bearer ${data.key}` };
+      const refPaths = s.reference?.paths ?? s.paths;
+      const m: LoadResult[] = [];
+      const r: LoadResult[] = [];
+      const load = (server: Server, paths: string[], h: Record<string, string>, seconds: number) =>
+        runLoad({ base: server.base, paths, headers: h, connections: ctx.connections, seconds, cpus: CLIENT_CPU });
+      // Warm-up: JIT, caches.
+      await load(mirador, s.paths, headers, 1);
+      await load(reference, refPaths, refHeaders, 1);
+      for (let round = 0; round < ctx.rounds; round++) {
+        const order = round % 2 === 0 ? ['m', 'r'] : ['r', 'm'];
+        for (const who of order) {
+          if (who === 'm') m.push(await load(mirador, s.paths, headers, ctx.seconds));
+          else r.push(await load(reference, refPaths, refHeaders, ctx.seconds));
+        }
+      }
+      const bad = [...m, ...r].reduce((a, x) => a + x.bad, 0);
+      if (bad > 0) throw new Error(`${s.name}: ${bad} responses were errors`);
+      const med = (xs: LoadResult[], k: 'rps' | 'p50Ms' | 'p99Ms') => median(xs.map((x) => x[k]));
+      const ratio = med(m, 'rps') / med(r, 'rps');
+      if (s.isOffset0) offset0.rps = med(m, 'rps');
+      const vsOffset0 = s.vsOffset0 ? ` (${fmt.ratio(med(m, 'rps') / offset0.rps)} of offset 0)` : '';
+      report.row(section, [
+        s.name,
+        fmt.int(med(m, 'rps')),
+        fmt.ms(med(m, 'p50Ms')),
+        fmt.ms(med(m, 'p99Ms')),
+        fmt.int(med(r, 'rps')),
+        fmt.ms(med(r, 'p50Ms')),
+        fmt.ms(med(r, 'p99Ms')),
+        fmt.ratio(ratio) + vsOffset0,
+        s.target,
+      ]);
+      report.record(`${db.backend}:${s.name}`, { mirador: m, reference: r, tool: m[0]?.tool });
+    }
+    mirador = await downloads(ctx, db, data, mirador, reference);
+  } finally {
+    await mirador.stop();
+    await reference.stop();
+  }
+}
+
+interface Download {
+  ms: number;
+  pages: number;
+  bytes: number;
+  total: number;
+}
+
+async function download(server: Server, key: string, gzip: boolean): Promise<Download> {
+  const spec = { base: server.base, path: '/v1/clientes', key, limit: 1000, gzip };
+  const r = await run(process.execPath, [join(DIST, 'bench', 'download-client.js'), JSON.stringify(spec)], { cpus: CLIENT_CPU });
+  if (r.code !== 0) throw new Error(`download from ${server.name} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout) as Download;
+}
+
+/** Full downloads; returns the Mirador server in use (it is restarted to empty its caches). */
+async function downloads(ctx: BenchContext, db: BenchDatabase, data: Dataset, mirador: Server, reference: Server): Promise<Server> {
+  const section = ctx.report.section(
+    `Full download, ${db.backend}: every customer at limit=1000 following next_offset`,
+    ['download', 'Mirador ms', 'MiB', 'reference ms', 'MiB', 'ratio', 'target'],
+    [
+      `One connection; client pinned to core ${CLIENT_CPU}. Medians of ${ctx.rounds} rounds. "First gzip" restarts Mirador before ` +
+        'each round (empty compression cache) and downloads once without gzip (chunks cached, code warm); "second gzip" follows it at once. ' +
+        'The reference compresses every page on the fly.',
+    ],
+  );
+  const plain = { m: [] as Download[], r: [] as Download[] };
+  const gz = { first: [] as Download[], second: [] as Download[], r: [] as Download[] };
+  await download(mirador, data.key, false); // warm-up
+  await download(reference, data.key, false);
+  for (let round = 0; round < ctx.rounds; round++) {
+    plain.m.push(await download(mirador, data.key, false));
+    plain.r.push(await download(reference, data.key, false));
+  }
+  for (let round = 0; round < ctx.rounds; round++) {
+    await mirador.stop();
+    mirador = await startMirador(data.env, { cpus: SERVER_CPU });
+    // A plain download first: chunks in the cache and code warm, as for any snapshot clients read;
+    // what is measured next is compressing on demand.
+    await download(mirador, data.key, false);
+    gz.first.push(await download(mirador, data.key, true));
+    gz.second.push(await download(mirador, data.key, true));
+    gz.r.push(await download(reference, data.key, true));
+  }
+  for (const d of [...plain.m, ...plain.r, ...gz.first, ...gz.second, ...gz.r]) {
+    if (d.total !== data.customers || d.pages !== Math.ceil(data.customers / 1000)) throw new Error(`incomplete download: ${JSON.stringify(d)}`);
+  }
+  const ms = (xs: Download[]) => median(xs.map((x) => x.ms));
+  const mib = (xs: Download[]) => fmt.mb(median(xs.map((x) => x.bytes)));
+  const rows: [string, Download[], Download[], string][] = [
+    ['plain', plain.m, plain.r, '≤ 1.30'],
+    ['gzip, first (compressed on demand)', gz.first, gz.r, '≤ 1.00'],
+    ['gzip, second (cached)', gz.second, gz.r, '≤ 0.50'],
+  ];
+  for (const [name, m, r, target] of rows) {
+    const extra = name.startsWith('gzip, second') ? ` (${fmt.ratio(ms(m) / ms(gz.first))} of the first)` : '';
+    ctx.report.row(section, [name, fmt.ms(ms(m)), mib(m), fmt.ms(ms(r)), mib(r), fmt.ratio(ms(m) / ms(r)) + extra, target]);
+  }
+  ctx.report.record(`${db.backend}:downloads`, { plain, gz });
+  return mirador;
+}
+
+/** `count` distinct 0-based indexes below `n`, deterministic. */
+function randomIds(n: number, count: number): number[] {
+  let seed = 42;
+  const out = new Set<number>();
+  while (out.size < Math.min(count, n)) {
+    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+    out.add(seed % n);
+  }
+  return [...out];
+}

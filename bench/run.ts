@@ -1,0 +1,148 @@
+/**
+ * `npm run bench [-- <subcommand>] [options]`: Mirador's benchmarks (issue 4,
+ * and the measurements issues 2, 3 and 5 ask for). Each subcommand is an
+ * entry of SUBCOMMANDS; a new one (a soak test, say) is one more entry.
+ *
+ *   npm run bench                      every subcommand below but quick
+ *   npm run bench -- api               reads: Mirador ÷ reference server, full downloads
+ *   npm run bench -- import            mirador import beside sqlite3 .import
+ *   npm run bench -- workers           serve --workers 2 vs 1
+ *   npm run bench -- import-latency    list p99 during a 500,000-row import vs none
+ *   npm run bench -- memory            peak RSS importing a 1 GiB file
+ *   npm run bench -- soak              10 minutes of mixed load while imports land (--minutes N)
+ *   npm run bench -- quick             api, import and workers on 10,000 customers, short rounds
+ *
+ * Options: --customers N, --rounds N, --seconds N, --connections N,
+ * --backend sqlite|postgres|all (default all: PostgreSQL when a local server
+ * answers), --quick (the quick scale for any subcommand).
+ */
+import { mkdirSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { apiBench } from './api-bench.js';
+import { OUT_DIR, type BenchContext } from './bench-context.js';
+import { freshDatabase, postgresAvailable, type Backend, type BenchDatabase } from './databases.js';
+import { loadDataset, type Dataset } from './dataset.js';
+import { importBench } from './import-bench.js';
+import { importLatencyBench } from './import-latency-bench.js';
+import { loadTool } from './load.js';
+import { memoryBench } from './memory-bench.js';
+import { soak } from './soak.js';
+import { Report } from './report.js';
+import { workersBench } from './workers-bench.js';
+
+interface Subcommand {
+  describe: string;
+  run(ctx: BenchContext, datasets: Datasets): Promise<void>;
+}
+
+/** One loaded dataset per backend, shared by the subcommands of a run. */
+class Datasets {
+  private readonly loaded = new Map<Backend, Promise<{ db: BenchDatabase; data: Dataset }>>();
+
+  constructor(private readonly ctx: BenchContext) {}
+
+  get(backend: Backend) {
+    let p = this.loaded.get(backend);
+    if (!p) {
+      p = (async () => {
+        const db = await freshDatabase(backend, this.ctx.outDir);
+        process.stdout.write(`loading ${this.ctx.customers.toLocaleString('en')} customers and the other kinds into ${backend}…\n`);
+        return { db, data: await loadDataset(db.url, this.ctx.customers, this.ctx.fixtureDir) };
+      })();
+      this.loaded.set(backend, p);
+    }
+    return p;
+  }
+
+  async dropAll() {
+    for (const p of this.loaded.values()) await (await p.catch(() => null))?.db.drop();
+  }
+}
+
+const perBackend = (fn: (ctx: BenchContext, db: BenchDatabase, data: Dataset) => Promise<void>) =>
+  async (ctx: BenchContext, datasets: Datasets) => {
+    for (const backend of ctx.backends) {
+      const { db, data } = await datasets.get(backend);
+      await fn(ctx, db, data);
+    }
+  };
+
+const SUBCOMMANDS: Record<string, Subcommand> = {
+  api: { describe: 'reads: Mirador ÷ reference server, full downloads', run: perBackend(apiBench) },
+  import: { describe: 'mirador import beside sqlite3 .import', run: (ctx) => importBench(ctx) },
+  workers: { describe: 'serve --workers 2 vs 1', run: perBackend(workersBench) },
+  'import-latency': { describe: 'list p99 during a 500,000-row import vs none', run: (ctx) => importLatencyBench(ctx) },
+  memory: { describe: 'peak RSS importing a 1 GiB file', run: (ctx) => memoryBench(ctx) },
+  // Not in "all": it runs for 10 minutes on its own.
+  soak: { describe: 'mixed load for 10 minutes while imports land (--minutes N)', run: () => soak() },
+};
+const GROUPS: Record<string, string[]> = {
+  all: ['api', 'workers', 'import', 'import-latency', 'memory'],
+  quick: ['api', 'workers', 'import'],
+};
+
+async function main() {
+  const { values: opts, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      customers: { type: 'string' },
+      rounds: { type: 'string' },
+      seconds: { type: 'string' },
+      connections: { type: 'string' },
+      backend: { type: 'string', default: 'all' },
+      quick: { type: 'boolean', default: false },
+      // The soak's own (read by soak.ts).
+      minutes: { type: 'string' },
+      concurrency: { type: 'string' },
+      records: { type: 'string' },
+    },
+  });
+  const name = positionals[0] ?? 'all';
+  const names = GROUPS[name] ?? (SUBCOMMANDS[name] ? [name] : null);
+  if (!names) {
+    const list = [...Object.entries(SUBCOMMANDS).map(([k, s]) => `  ${k.padEnd(16)}${s.describe}`), '  all / quick'];
+    throw new Error(`unknown subcommand "${name}"; one of:\n${list.join('\n')}`);
+  }
+  const quick = opts.quick || name === 'quick';
+  const backends: Backend[] = [];
+  if (opts.backend !== 'postgres') backends.push('sqlite');
+  if (opts.backend !== 'sqlite') {
+    if (await postgresAvailable()) backends.push('postgres');
+    else process.stdout.write('PostgreSQL: no server answers at 127.0.0.1:5432 (BENCH_POSTGRES_URL): skipped.\n');
+  }
+  const outDir = join(OUT_DIR, 'runs', String(process.pid));
+  const fixtureDir = join(OUT_DIR, 'fixtures');
+  mkdirSync(outDir, { recursive: true });
+  const ctx: BenchContext = {
+    quick,
+    customers: Number(opts.customers ?? (quick ? 10_000 : 100_000)),
+    rounds: Number(opts.rounds ?? (quick ? 2 : 5)),
+    seconds: Number(opts.seconds ?? (quick ? 2 : 5)),
+    connections: Number(opts.connections ?? 10),
+    backends,
+    outDir,
+    fixtureDir,
+    report: new Report(OUT_DIR),
+  };
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? '?'}, Node ${process.version}, load generator ${loadTool()}`;
+  const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+  process.stdout.write(`mirador bench ${names.join(', ')}: ${machine}; load average at start ${load()}\n`);
+  const datasets = new Datasets(ctx);
+  const started = new Date().toISOString();
+  try {
+    for (const n of names) {
+      process.stdout.write(`\n== ${n} (load average ${load()})\n`);
+      await SUBCOMMANDS[n]!.run(ctx, datasets);
+    }
+  } finally {
+    await datasets.dropAll();
+  }
+  ctx.report.save(`bench-${name}`, { started, finished: new Date().toISOString(), machine, loadAverageAtEnd: load(), ctx: { ...ctx, report: undefined } });
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench: ${(err as Error).stack ?? err}\n`);
+  process.exit(1);
+});

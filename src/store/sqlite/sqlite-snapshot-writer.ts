@@ -1,0 +1,221 @@
+/**
+ * Writes a snapshot for the SQLite adapter: each record's position, id, time
+ * and hash (`records`), and the items in list order (`chunks`). Nothing is
+ * visible to readers until `publishSnapshot`.
+ *
+ * Two ways, chosen as records arrive:
+ * - In order: with no previous snapshot, every record is new and gets the
+ *   import's time, so list order is id order; while ids arrive in increasing
+ *   byte order (ERP exports are usually sorted by their code), arrival order
+ *   is list order, and records and chunks are written as they stream in.
+ * - Staged (sqlite-stage.ts): otherwise. Records are staged, compared with the
+ *   previous snapshot, and laid out afterwards in list order. When records
+ *   stop arriving in order midway, what was written is moved to the stage.
+ *
+ * While it writes, the connection checkpoints the WAL only every
+ * WRITE_CHECKPOINT_PAGES (by default SQLite would copy hundreds of MB of
+ * chunks into the database in 16 MiB steps, each with an fsync); the last
+ * commit checkpoints what is left, in this thread.
+ */
+import type { Database } from 'better-sqlite3';
+import { isoTime, utf8Before } from '../../domain/item-renderer.js';
+import { ChunkBuilder, decodeUint32s, encodeUint32s } from '../chunk-builder.js';
+import type { Chunk, SnapshotSpec, StagedRecord, StagedSnapshot } from '../store.js';
+import { discardSnapshot, newPublicId } from './sqlite-snapshots.js';
+import { Stage } from './sqlite-stage.js';
+
+/** Rows of `records` per INSERT statement (SQLite allows 32,766 parameters). */
+const RECORDS_PER_INSERT = 50;
+/** 256 MiB of 16 KiB pages: few checkpoints, and a WAL that stays bounded on a huge import. */
+const WRITE_CHECKPOINT_PAGES = 16384;
+
+export async function writeSnapshot(
+  db: Database,
+  dbPath: string,
+  spec: SnapshotSpec,
+  records: AsyncIterable<StagedRecord[]>,
+): Promise<StagedSnapshot> {
+  const prev = (db
+    .prepare('SELECT snapshot_id FROM live_snapshots WHERE company_id = ? AND kind = ?')
+    .pluck()
+    .get(spec.companyId, spec.kind) as number | undefined) ?? null;
+  const snapshotId = Number(
+    db
+      .prepare(
+        `INSERT INTO snapshots (public_id, company_id, kind, import_id, state, created_at, columns, import_at)
+         VALUES (?, ?, ?, ?, 'staging', ?, ?, ?)`,
+      )
+      .run(newPublicId(), spec.companyId, spec.kind, spec.importId, Date.now(), JSON.stringify(spec.columns), spec.at)
+      .lastInsertRowid,
+  );
+  const autocheckpoint = db.pragma('wal_autocheckpoint', { simple: true }) as number;
+  db.pragma(`wal_autocheckpoint = ${autocheckpoint === 0 ? 0 : WRITE_CHECKPOINT_PAGES}`);
+  const layout = new Layout(db, snapshotId);
+  let stage: Stage | null = null;
+  try {
+    let inOrder = prev === null;
+    if (!inOrder) stage = new Stage(db, dbPath, snapshotId);
+    let lastId: string | null = null;
+    /** Source lines of the records written in order, should they have to be staged after all. */
+    const lines = new LineNumbers();
+    for await (const batch of records) {
+      if (inOrder) {
+        const sorted = batch.every((r) => {
+          const ok = lastId === null || utf8Before(lastId, r.idErp);
+          lastId = r.idErp;
+          return ok;
+        });
+        if (sorted) {
+          db.transaction(() => layout.addAll(batch, spec.at))();
+          for (const r of batch) lines.push(r.line);
+          continue;
+        }
+        inOrder = false;
+        stage = new Stage(db, dbPath, snapshotId);
+        moveToStage(db, layout, stage, lines, spec.at);
+      }
+      db.transaction(() => stage!.add(batch, spec.at))();
+    }
+    let changes;
+    if (stage === null) {
+      changes = { total: layout.count, inserted: layout.count, updated: 0, unchanged: 0, deleted: 0, deletedExamples: [] };
+    } else {
+      stage.checkDuplicates();
+      changes = stage.detectChanges(prev);
+      for (const page of stage.ordered()) {
+        db.transaction(() => layout.addAll(page))();
+      }
+    }
+    db.pragma(`wal_autocheckpoint = ${autocheckpoint}`);
+    layout.finish();
+    return { snapshotId, changes };
+  } catch (err) {
+    discardSnapshot(db, snapshotId);
+    throw err;
+  } finally {
+    stage?.close();
+    db.pragma(`wal_autocheckpoint = ${autocheckpoint}`);
+  }
+}
+
+/** Writes records in list order: their positions, and the chunks of their items. */
+class Layout {
+  private builder = new ChunkBuilder();
+  private readonly insertRecord;
+  private readonly insertRecords;
+  private readonly insertChunk;
+
+  constructor(
+    private readonly db: Database,
+    readonly snapshotId: number,
+  ) {
+    this.insertRecord = db.prepare('INSERT INTO records (snapshot_id, id_erp, pos, actualizado_at, hash) VALUES (?, ?, ?, ?, ?)');
+    this.insertRecords = db.prepare(
+      `INSERT INTO records (snapshot_id, id_erp, pos, actualizado_at, hash) VALUES ${Array(RECORDS_PER_INSERT).fill('(?, ?, ?, ?, ?)').join(', ')}`,
+    );
+    this.insertChunk = db.prepare('INSERT INTO chunks (snapshot_id, chunk_no, first_pos, offsets, bytes) VALUES (?, ?, ?, ?, ?)');
+  }
+
+  get count(): number {
+    return this.builder.count;
+  }
+
+  /**
+   * Adds the next records in list order, each at its `ts` or at `at` (the
+   * caller holds a transaction). Their rows go in RECORDS_PER_INSERT at a
+   * time: one statement per row cost more than the B-tree work itself.
+   */
+  addAll(records: readonly { idErp: string; hash: Buffer; body: Uint8Array; ts?: number }[], at?: number): void {
+    const params: unknown[] = [];
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i]!;
+      const ts = r.ts ?? at!;
+      params.push(this.snapshotId, r.idErp, this.builder.count, ts, r.hash);
+      this.write(this.builder.add(r.body, ts));
+      if (params.length === 5 * RECORDS_PER_INSERT) {
+        this.insertRecords.run(params);
+        params.length = 0;
+      }
+    }
+    for (let i = 0; i < params.length; i += 5) this.insertRecord.run(params.slice(i, i + 5));
+  }
+
+  /** Closes the current chunk, however few items it holds (the caller holds a transaction). */
+  flushChunk(): void {
+    this.write(this.builder.flush());
+  }
+
+  /** Writes the last chunk and the snapshot's description, and marks it staged. */
+  finish(): void {
+    this.db.transaction(() => {
+      this.flushChunk();
+      this.db
+        .prepare(`UPDATE snapshots SET state = 'staged', record_count = ?, chunk_starts = ?, timeline = ? WHERE id = ?`)
+        .run(this.builder.count, encodeUint32s(this.builder.chunkStarts()), JSON.stringify(this.builder.timelineEntries()), this.snapshotId);
+    })();
+  }
+
+  /** Forgets everything written, to start again. */
+  reset(): void {
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM chunks WHERE snapshot_id = ?').run(this.snapshotId);
+      this.db.prepare('DELETE FROM records WHERE snapshot_id = ?').run(this.snapshotId);
+    })();
+    this.builder = new ChunkBuilder();
+  }
+
+  private write(c: Chunk | null) {
+    if (c) this.insertChunk.run(this.snapshotId, c.chunkNo, c.firstPos, encodeUint32s(c.offsets), c.bytes);
+  }
+}
+
+/**
+ * Moves records written in order to the stage: their bodies are the items in
+ * the chunks minus the time every one of them got (`at`).
+ */
+function moveToStage(db: Database, layout: Layout, stage: Stage, lines: LineNumbers, at: number) {
+  db.transaction(() => layout.flushChunk())(); // the partial last chunk: every record is in a chunk
+  const suffix = isoTime(at).length + 2; // the time and the closing `"}`
+  const chunkAt = db.prepare('SELECT offsets, bytes FROM chunks WHERE snapshot_id = ? AND chunk_no = ?');
+  // In order, position order is id order: read records by id, on the primary key.
+  const recordsAfter = db.prepare('SELECT id_erp, hash FROM records WHERE snapshot_id = ? AND id_erp > ? ORDER BY id_erp LIMIT ?');
+  const id = layout.snapshotId;
+  let pos = 0;
+  let lastId = '';
+  for (let chunkNo = 0; ; chunkNo++) {
+    const chunk = chunkAt.get(id, chunkNo) as { offsets: Buffer; bytes: Buffer } | undefined;
+    if (!chunk) break;
+    const offsets = decodeUint32s(chunk.offsets);
+    const count = offsets.length - 1;
+    const refs = recordsAfter.all(id, lastId, count) as { id_erp: string; hash: Buffer }[];
+    const batch = refs.map((r, k) => ({
+      idErp: r.id_erp,
+      hash: r.hash,
+      body: chunk.bytes.subarray(offsets[k]!, offsets[k + 1]! - 1 - suffix),
+      line: lines.at(pos + k),
+    }));
+    db.transaction(() => stage.add(batch, at))();
+    pos += count;
+    lastId = refs[refs.length - 1]!.id_erp;
+  }
+  layout.reset();
+}
+
+/** A growing list of line numbers, 4 bytes each (a JS array of numbers takes 8 and more). */
+class LineNumbers {
+  private values = new Uint32Array(4096);
+  private length = 0;
+
+  push(line: number) {
+    if (this.length === this.values.length) {
+      const next = new Uint32Array(this.values.length * 2);
+      next.set(this.values);
+      this.values = next;
+    }
+    this.values[this.length++] = line;
+  }
+
+  at(i: number): number {
+    return this.values[i]!;
+  }
+}
