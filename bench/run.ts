@@ -97,6 +97,7 @@ async function main() {
       minutes: { type: 'string' },
       concurrency: { type: 'string' },
       records: { type: 'string' },
+      'cache-mb': { type: 'string' },
     },
   });
   const name = positionals[0] ?? 'all';
