@@ -9,6 +9,7 @@
  *   npm run bench -- workers           serve --workers 2 vs 1
  *   npm run bench -- import-latency    list p99 during a 500,000-row import vs none
  *   npm run bench -- memory            peak RSS importing a 1 GiB file
+ *   npm run bench -- offset-latency    median latency of limit=100 at offset 0 and at the end (issue 2)
  *   npm run bench -- quick             api, import and workers on 10,000 customers, short rounds
  *
  * Options: --customers N, --rounds N, --seconds N, --connections N,
@@ -26,6 +27,7 @@ import { loadDataset, type Dataset } from './dataset.js';
 import { importBench } from './import-bench.js';
 import { importLatencyBench } from './import-latency-bench.js';
 import { loadTool } from './load.js';
+import { DIST, run } from './processes.js';
 import { memoryBench } from './memory-bench.js';
 import { Report } from './report.js';
 import { workersBench } from './workers-bench.js';
@@ -73,9 +75,18 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   workers: { describe: 'serve --workers 2 vs 1', run: perBackend(workersBench) },
   'import-latency': { describe: 'list p99 during a 500,000-row import vs none', run: (ctx) => importLatencyBench(ctx) },
   memory: { describe: 'peak RSS importing a 1 GiB file', run: (ctx) => memoryBench(ctx) },
+  'offset-latency': { describe: 'median latency of a page at offset 0 and at the end (issue 2)', run: (ctx) => offsetLatency(ctx) },
 };
+
+/** bench/offset-latency.ts is a script of its own (in-process server, sequential requests): run it as one. */
+async function offsetLatency(ctx: BenchContext) {
+  const r = await run(process.execPath, [join(DIST, 'bench', 'offset-latency.js'), String(ctx.customers), ctx.quick ? '300' : '2000']);
+  process.stdout.write(r.stdout);
+  if (r.code !== 0) throw new Error(`offset-latency failed: ${r.stderr}`);
+  ctx.report.record('offset-latency', r.stdout);
+}
 const GROUPS: Record<string, string[]> = {
-  all: ['api', 'workers', 'import', 'import-latency', 'memory'],
+  all: ['api', 'workers', 'import', 'import-latency', 'memory', 'offset-latency'],
   quick: ['api', 'workers', 'import'],
 };
 

@@ -35,18 +35,26 @@ interface View {
   meta: SnapshotMeta | null;
   source: ChunkSource;
   sandbox: boolean;
+  /** The record a detail asked for, when the view looked it up already. */
+  record?: RecordRef | null;
 }
 
 export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
   const otherMethods = app.supportedMethods.filter((m) => !['GET', 'HEAD', 'OPTIONS'].includes(m));
 
-  const realView = async (request: FastifyRequest, kind: Kind): Promise<View> => {
+  /** With `idErp` (a detail), the live snapshot and the record are looked up together. */
+  const realView = async (request: FastifyRequest, kind: Kind, idErp?: string): Promise<View> => {
     const credential = await authenticate(request, deps.credentials, 'read');
+    if (idErp !== undefined) {
+      const live = await deps.store.findLiveRecord(credential.companyId, kind, idErp);
+      const meta = live === null ? null : await deps.chunkSource.meta(live.snapshotId);
+      return { meta, source: deps.chunkSource, sandbox: false, record: live?.record ?? null };
+    }
     const snapshotId = await deps.store.liveSnapshotId(credential.companyId, kind);
     const meta = snapshotId === null ? null : await deps.chunkSource.meta(snapshotId);
     return { meta, source: deps.chunkSource, sandbox: false };
   };
-  const sandboxView = async (_request: FastifyRequest, kind: Kind): Promise<View> => ({
+  const sandboxView = async (_request: FastifyRequest, kind: Kind, _idErp?: string): Promise<View> => ({
     meta: deps.sandbox.byKind[kind].meta,
     source: deps.sandbox,
     sandbox: true,
@@ -64,8 +72,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
       });
 
       app.get<{ Params: { id_erp: string } }>(`${base}/:id_erp`, async (request, reply) => {
-        const v = await view(request, kind);
         const idErp = request.params.id_erp;
+        const v = await view(request, kind, idErp);
         const record = v.meta === null ? null : await findRecord(deps, v, idErp);
         if (!v.meta || !record) {
           throw new ApiError('not_found', `There is no ${kind} record with id_erp "${clip(idErp)}".`);
@@ -100,6 +108,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
 }
 
 async function findRecord(deps: ApiDeps, v: View, idErp: string): Promise<RecordRef | null> {
+  if (v.record !== undefined) return v.record;
   if (v.sandbox) return deps.sandbox.byKind[v.meta!.kind].records.get(idErp) ?? null;
   return deps.store.findRecord(v.meta!.id, idErp);
 }
