@@ -95,11 +95,52 @@ export async function apiBench(ctx: BenchContext, db: BenchDatabase, data: Datas
       ]);
       report.record(`${db.backend}:${s.name}`, { mirador: m, reference: r, tool: m[0]?.tool });
     }
+    await pageCostByPosition(ctx, db, data, mirador, since);
     mirador = await downloads(ctx, db, data, mirador, reference);
   } finally {
     await mirador.stop();
     await reference.stop();
   }
+}
+
+/**
+ * A page must cost the same wherever it is (issue 4 target 1: the deep page and the
+ * updated_since page within 10% of offset 0). Comparing scenarios measured minutes apart
+ * mixes in the machine's drift, so these three are measured in interleaved rounds.
+ */
+async function pageCostByPosition(ctx: BenchContext, db: BenchDatabase, data: Dataset, mirador: Server, since: string) {
+  const n = data.customers;
+  const pages = [
+    { name: 'offset 0', path: '/v1/clientes?limit=100' },
+    { name: `offset ${n - 1000}`, path: `/v1/clientes?limit=100&offset=${n - 1000}` },
+    { name: 'updated_since (last 1%)', path: `/v1/clientes?limit=100&updated_since=${since}` },
+  ];
+  const section = ctx.report.section(
+    `Page cost by position, ${db.backend}: Mirador alone, limit=100, interleaved rounds`,
+    ['page', 'req/s', 'p50 ms', 'p99 ms', '÷ offset 0', 'target'],
+    [`The three pages in turn, ${ctx.rounds} rounds of ${ctx.seconds} s each, same load generator settings; medians.`],
+  );
+  const results: LoadResult[][] = pages.map(() => []);
+  for (let round = 0; round < ctx.rounds; round++) {
+    for (const [i, p] of pages.entries()) {
+      results[i]!.push(
+        await runLoad({ base: mirador.base, paths: [p.path], headers: { authorization: `Bearer ${data.key}` }, connections: ctx.connections, seconds: ctx.seconds, cpus: CLIENT_CPU }),
+      );
+    }
+  }
+  const rps = results.map((rs) => median(rs.map((r) => r.rps)));
+  pages.forEach((p, i) => {
+    const rs = results[i]!;
+    ctx.report.row(section, [
+      p.name,
+      fmt.int(rps[i]!),
+      fmt.ms(median(rs.map((r) => r.p50Ms))),
+      fmt.ms(median(rs.map((r) => r.p99Ms))),
+      fmt.ratio(rps[i]! / rps[0]!),
+      i === 0 ? '—' : '≥ 0.90',
+    ]);
+  });
+  ctx.report.record(`${db.backend}:page-cost`, results);
 }
 
 interface Download {

@@ -120,7 +120,14 @@ export async function startServer(options: {
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (s: string) => (stderr = (stderr + s).slice(-4000)));
   const base = `http://127.0.0.1:${options.port}`;
-  const exited = new Promise<number>((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
+  let stopping = false;
+  const exited = new Promise<number>((resolve) =>
+    child.once('exit', (code, signal) => {
+      // A server dying mid-run is a finding: say so, with what it printed.
+      if (!stopping) process.stderr.write(`${options.name} exited unexpectedly (${code ?? signal}): ${stderr.trim()}\n`);
+      resolve(code ?? 1);
+    }),
+  );
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${options.name} exited ${child.exitCode} at start: ${stderr.trim()}`);
@@ -143,6 +150,7 @@ export async function startServer(options: {
     port: options.port,
     child,
     stop: async () => {
+      stopping = true;
       if (child.exitCode === null) child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       await exited;

@@ -10,6 +10,7 @@
  *   npm run bench -- import-latency    list p99 during a 500,000-row import vs none
  *   npm run bench -- memory            peak RSS importing a 1 GiB file
  *   npm run bench -- soak              10 minutes of mixed load while imports land (--minutes N)
+ *   npm run bench -- offset-latency    median latency of limit=100 at offset 0 and at the end (issue 2)
  *   npm run bench -- quick             api, import and workers on 10,000 customers, short rounds
  *
  * Options: --customers N, --rounds N, --seconds N, --connections N,
@@ -27,6 +28,7 @@ import { loadDataset, type Dataset } from './dataset.js';
 import { importBench } from './import-bench.js';
 import { importLatencyBench } from './import-latency-bench.js';
 import { loadTool } from './load.js';
+import { DIST, run } from './processes.js';
 import { memoryBench } from './memory-bench.js';
 import { soak } from './soak.js';
 import { Report } from './report.js';
@@ -77,9 +79,18 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   memory: { describe: 'peak RSS importing a 1 GiB file', run: (ctx) => memoryBench(ctx) },
   // Not in "all": it runs for 10 minutes on its own.
   soak: { describe: 'mixed load for 10 minutes while imports land (--minutes N)', run: () => soak() },
+  'offset-latency': { describe: 'median latency of a page at offset 0 and at the end (issue 2)', run: (ctx) => offsetLatency(ctx) },
 };
+
+/** bench/offset-latency.ts is a script of its own (in-process server, sequential requests): run it as one. */
+async function offsetLatency(ctx: BenchContext) {
+  const r = await run(process.execPath, [join(DIST, 'bench', 'offset-latency.js'), String(ctx.customers), ctx.quick ? '300' : '2000']);
+  process.stdout.write(r.stdout);
+  if (r.code !== 0) throw new Error(`offset-latency failed: ${r.stderr}`);
+  ctx.report.record('offset-latency', r.stdout);
+}
 const GROUPS: Record<string, string[]> = {
-  all: ['api', 'workers', 'import', 'import-latency', 'memory'],
+  all: ['api', 'workers', 'import', 'import-latency', 'memory', 'offset-latency'],
   quick: ['api', 'workers', 'import'],
 };
 

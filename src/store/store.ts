@@ -308,6 +308,16 @@ export interface Store {
   discardSnapshot(snapshotId: number): Promise<void>;
   /** The live snapshot's id, or null when the kind has never been imported. Hot path. */
   liveSnapshotId(companyId: number, kind: Kind): Promise<number | null>;
+  /**
+   * The live snapshot of a company's kind and, in it, the record `idErp`
+   * (null when it has none): `liveSnapshotId` and `findRecord` in one round
+   * trip. Null when the kind has never been imported. Hot path (details).
+   *
+   * @example
+   * const live = await store.findLiveRecord(company.id, 'clientes', 'C000001');
+   * if (live?.record) readItem(live.snapshotId, live.record.pos);
+   */
+  findLiveRecord(companyId: number, kind: Kind, idErp: string): Promise<{ snapshotId: number; record: RecordRef | null } | null>;
   snapshotMeta(snapshotId: number): Promise<SnapshotMeta | null>;
   /** Chunks `fromChunk..toChunk` (inclusive) of a snapshot, in order. */
   readChunks(snapshotId: number, fromChunk: number, toChunk: number): Promise<Chunk[]>;

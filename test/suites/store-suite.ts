@@ -279,6 +279,21 @@ export function storeSuite(factory: StoreFactory) {
       await assertNothingLeft(companyId, before.snapshotId);
     });
 
+    test('findLiveRecord: the live snapshot and one of its records in one call', async () => {
+      const companyId = await company();
+      assert.equal(await store.findLiveRecord(companyId, 'clientes', 'A'), null);
+      const s1 = await publish(companyId, T1, [staged('A'), staged('B')]);
+      const b = await store.findRecord(s1.snapshotId, 'B');
+      assert.ok(b);
+      assert.deepEqual(await store.findLiveRecord(companyId, 'clientes', 'B'), { snapshotId: s1.snapshotId, record: b });
+      assert.deepEqual(await store.findLiveRecord(companyId, 'clientes', 'Z'), { snapshotId: s1.snapshotId, record: null });
+      assert.deepEqual(await store.findLiveRecord(companyId, 'clientes', 'nul\0'), { snapshotId: s1.snapshotId, record: null });
+      assert.equal(await store.findLiveRecord(companyId, 'articulos', 'A'), null);
+      const s2 = await publish(companyId, T2, [staged('B', 'changed')]);
+      assert.deepEqual((await store.findLiveRecord(companyId, 'clientes', 'B'))?.snapshotId, s2.snapshotId);
+      assert.deepEqual(await store.findLiveRecord(companyId, 'clientes', 'A'), { snapshotId: s2.snapshotId, record: null });
+    });
+
     // A first import streams records in id order straight into chunks while it can (SQLite); these
     // pin what happens when the order breaks after several chunks were written.
     test('a first import whose ids stop arriving in order midway is still laid out in list order', async () => {

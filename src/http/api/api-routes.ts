@@ -48,6 +48,8 @@ interface View {
   /** The reader's company; null on the sandbox. */
   companyId: number | null;
   meter: { charge(): Promise<void>; observe(): Promise<void> };
+  /** The record a detail asked for, when the view looked it up already. */
+  record?: RecordRef | null;
 }
 
 function meterFor(limiter: RateLimiter, reply: FastifyReply, subject: string) {
@@ -68,8 +70,15 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
   const otherMethods = app.supportedMethods.filter((m) => !['GET', 'HEAD', 'OPTIONS'].includes(m));
   const docs = apiDocs(deps.sandbox);
 
-  const realView = async (request: FastifyRequest, reply: FastifyReply, kind: Kind): Promise<View> => {
+  /** With `idErp` (a detail), the live snapshot and the record are looked up together. */
+  const realView = async (request: FastifyRequest, reply: FastifyReply, kind: Kind, idErp?: string): Promise<View> => {
     const credential = await authenticate(request, deps.credentials, 'read');
+    const meter = meterFor(deps.keyLimiter, reply, `key:${credential.prefix}`);
+    if (idErp !== undefined) {
+      const live = await deps.store.findLiveRecord(credential.companyId, kind, idErp);
+      const meta = live === null ? null : await deps.chunkSource.meta(live.snapshotId);
+      return { meta, source: deps.chunkSource, sandbox: false, companyId: credential.companyId, meter, record: live?.record ?? null };
+    }
     const snapshotId = await deps.store.liveSnapshotId(credential.companyId, kind);
     const meta = snapshotId === null ? null : await deps.chunkSource.meta(snapshotId);
     return {
@@ -77,10 +86,10 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
       source: deps.chunkSource,
       sandbox: false,
       companyId: credential.companyId,
-      meter: meterFor(deps.keyLimiter, reply, `key:${credential.prefix}`),
+      meter,
     };
   };
-  const sandboxView = async (request: FastifyRequest, reply: FastifyReply, kind: Kind): Promise<View> => ({
+  const sandboxView = async (request: FastifyRequest, reply: FastifyReply, kind: Kind, _idErp?: string): Promise<View> => ({
     meta: deps.sandbox.byKind[kind].meta,
     source: deps.sandbox,
     sandbox: true,
@@ -159,8 +168,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
       });
 
       app.get<{ Params: { id_erp: string } }>(`${base}/:id_erp`, { ...DOC_ONLY, schema: docs.detail(kind, sandbox) }, async (request, reply) => {
-        const v = await view(request, reply, kind);
         const idErp = request.params.id_erp;
+        const v = await view(request, reply, kind, idErp);
         const record = await charged(v, async () => {
           const found = v.meta === null ? null : await findRecord(deps, v, idErp);
           if (!found) throw new ApiError('not_found', `There is no ${kind} record with id_erp "${clip(idErp)}".`);
@@ -203,6 +212,7 @@ async function liveMeta(deps: ApiDeps, companyId: number, kind: Kind): Promise<S
 }
 
 async function findRecord(deps: ApiDeps, v: View, idErp: string): Promise<RecordRef | null> {
+  if (v.record !== undefined) return v.record;
   if (v.sandbox) return deps.sandbox.byKind[v.meta!.kind].records.get(idErp) ?? null;
   return deps.store.findRecord(v.meta!.id, idErp);
 }

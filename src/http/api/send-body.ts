@@ -41,6 +41,7 @@ export function negotiateEncoding(header: string | undefined): Encoding {
 /** True when an If-None-Match header lists `etag` (or is `*`). Weak comparison, as RFC 9110 asks. */
 export function etagMatches(header: string | undefined, etag: string): boolean {
   if (!header) return false;
+  if (header === etag) return true; // what clients send back, as is: no parsing
   if (header.trim() === '*') return true;
   const bare = etag.replace(/^W\//, '');
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === bare);

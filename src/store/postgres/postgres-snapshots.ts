@@ -324,6 +324,24 @@ export async function findRecord(db: Db, snapshotId: number, idErp: string): Pro
   return r ? { pos: r.pos, hash: r.hash, actualizadoAt: r.actualizado_at } : null;
 }
 
+export async function findLiveRecord(db: Db, companyId: number, kind: Kind, idErp: string) {
+  // PostgreSQL text cannot hold NUL, so no record has it (and the query would fail).
+  if (idErp.includes('\0')) {
+    const snapshotId = await liveSnapshotId(db, companyId, kind);
+    return snapshotId === null ? null : { snapshotId, record: null };
+  }
+  const r = await db.one<{ snapshot_id: number; pos: number | null; hash: Buffer | null; actualizado_at: number | null }>(
+    `SELECT l.snapshot_id, r.pos, r.hash, r.actualizado_at FROM live_snapshots l
+     LEFT JOIN records r ON r.snapshot_id = l.snapshot_id AND r.id_erp = $3
+     WHERE l.company_id = $1 AND l.kind = $2`,
+    [companyId, kind, idErp],
+    'mirador_find_live_record',
+  );
+  if (!r) return null;
+  const record = r.pos === null ? null : { pos: r.pos, hash: r.hash!, actualizadoAt: r.actualizado_at! };
+  return { snapshotId: r.snapshot_id, record };
+}
+
 export async function sweepSnapshots(db: Db, supersededBefore: number): Promise<number> {
   const ids = await db.rows<{ id: number }>(
     `SELECT id FROM snapshots s WHERE (s.state = 'superseded' AND s.superseded_at < $1)

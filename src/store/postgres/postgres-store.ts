@@ -281,6 +281,10 @@ export class PostgresStore implements Store {
     return snapshots.readChunks(this.db, snapshotId, fromChunk, toChunk);
   }
 
+  findLiveRecord(companyId: number, kind: Kind, idErp: string) {
+    return snapshots.findLiveRecord(this.db, companyId, kind, idErp);
+  }
+
   findRecord(snapshotId: number, idErp: string) {
     return snapshots.findRecord(this.db, snapshotId, idErp);
   }

@@ -299,6 +299,10 @@ export class SqliteStore implements Store {
     return snapshots.readChunks(this.db, snapshotId, fromChunk, toChunk);
   }
 
+  async findLiveRecord(companyId: number, kind: Kind, idErp: string) {
+    return snapshots.findLiveRecord(this.db, companyId, kind, idErp);
+  }
+
   async findRecord(snapshotId: number, idErp: string) {
     return snapshots.findRecord(this.db, snapshotId, idErp);
   }
