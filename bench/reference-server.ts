@@ -18,6 +18,7 @@ import { gzip } from 'node:zlib';
 import { parseCredential, secretMatches } from '../src/domain/api-keys.js';
 import { isKind, type Kind } from '../src/domain/kinds.js';
 import { openStore } from '../src/store/open-store.js';
+import { firstPositionSince } from '../src/http/api/snapshot-reader.js';
 
 const gzipAsync = promisify(gzip);
 
@@ -67,17 +68,6 @@ for (let i = 0; i < meta.count; i++) {
   idToPos.set(JSON.parse(ID.exec(head)![1]!) as string, i);
 }
 
-function firstPositionSince(since: number): number {
-  const t = meta!.timeline;
-  let lo = 0;
-  let hi = t.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (t[mid]!.at < since) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < t.length ? t[lo]!.firstPos : meta!.count;
-}
 
 // --- Serve ------------------------------------------------------------------------------------
 
@@ -126,7 +116,7 @@ const server = createServer((req, res) => {
     const limit = Number(url.searchParams.get('limit') ?? 100);
     const offset = Number(url.searchParams.get('offset') ?? 0);
     const sinceText = url.searchParams.get('updated_since');
-    const first = sinceText === null ? 0 : firstPositionSince(Date.parse(sinceText));
+    const first = sinceText === null ? 0 : firstPositionSince(meta!, Date.parse(sinceText));
     const total = meta.count - first;
     const start = Math.min(first + offset, meta.count);
     const end = Math.min(start + limit, meta.count);

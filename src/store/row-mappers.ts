@@ -5,7 +5,8 @@
  */
 import type { Kind } from '../domain/kinds.js';
 import type { CredentialScope } from '../domain/api-keys.js';
-import type { Company, Credential, ImportJob, ImportStatus, User } from './store.js';
+import { decodeUint32s } from './chunk-builder.js';
+import type { Company, Credential, ImportJob, ImportStatus, SnapshotMeta, User } from './store.js';
 
 const date = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
 
@@ -56,4 +57,25 @@ export const toImport = (r: ImportRow): ImportJob => ({
   report: r.report === null ? null : JSON.parse(r.report),
   error: r.error,
   snapshotId: r.snapshot_id,
+});
+
+/** The `snapshots` columns a SnapshotMeta is read from. */
+export const SNAPSHOT_META_COLUMNS =
+  'id, public_id, company_id, kind, record_count, created_at, chunk_starts, timeline, columns, published_at';
+
+export interface SnapshotRow {
+  id: number; public_id: string; company_id: number; kind: Kind; record_count: number; created_at: number;
+  chunk_starts: Buffer; timeline: string; columns: string; published_at: number | null;
+}
+export const toSnapshotMeta = (r: SnapshotRow): SnapshotMeta => ({
+  id: r.id,
+  publicId: r.public_id,
+  companyId: r.company_id,
+  kind: r.kind,
+  count: r.record_count,
+  createdAt: r.created_at,
+  chunkStarts: decodeUint32s(r.chunk_starts),
+  timeline: JSON.parse(r.timeline),
+  columns: JSON.parse(r.columns),
+  publishedAt: r.published_at,
 });

@@ -1,11 +1,12 @@
 /** API keys (scope read) and upload tokens (scope upload): create, list, revoke; and the integration help that uses them. */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { generateCredential, isValidPrefix, type CredentialScope } from '../../domain/api-keys.js';
 import type { Credential } from '../../store/store.js';
 import { ApiError } from '../errors.js';
 import { admin, pageContext, sendPage, type PanelDeps } from './panel-context.js';
 import { CREDENTIAL_PATH, credentialsPage, revokePage } from './views/credentials-page.js';
 import { helpPage } from './views/help-page.js';
+import type { PageContext } from './views/layout.js';
 
 const SECTION: Record<CredentialScope, string> = { read: '/keys', upload: '/tokens' };
 
@@ -29,24 +30,36 @@ export function registerCredentialRoutes(app: FastifyInstance, deps: PanelDeps) 
 
   app.get('/help', async (request, reply) => sendPage(reply, helpPage(pageContext(request, reply, deps), deps.config.publicBaseUrl)));
 
+  /** The keys or tokens page, newest first; `created` is shown once, right after creation. */
+  async function listPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    scope: CredentialScope,
+    created: { token: string; prefix: string } | null,
+    notice: (t: PageContext['t']) => string | null,
+    status?: number,
+  ) {
+    const { company } = admin(request);
+    const ctx = pageContext(request, reply, deps);
+    const list = await store.listCredentials(company.id, scope);
+    const page = credentialsPage(ctx, {
+      scope,
+      companyName: company.name,
+      baseUrl: deps.config.publicBaseUrl,
+      credentials: list.reverse(),
+      created,
+      notice: notice(ctx.t),
+    });
+    return status === undefined ? sendPage(reply, page) : sendPage(reply, page, status);
+  }
+
   for (const scope of ['read', 'upload'] as const) {
     const base = SECTION[scope];
 
     app.get(base, async (request, reply) => {
-      const { company } = admin(request);
-      const ctx = pageContext(request, reply, deps);
       const revoked = (request.query as { revoked?: string }).revoked;
-      const list = await store.listCredentials(company.id, scope);
-      return sendPage(
-        reply,
-        credentialsPage(ctx, {
-          scope,
-          companyName: company.name,
-          baseUrl: deps.config.publicBaseUrl,
-          credentials: list.reverse(),
-          created: null,
-          notice: revoked && isValidPrefix(revoked) ? ctx.t(scope === 'read' ? 'keyRevokedNotice' : 'tokenRevokedNotice', { prefix: revoked }) : null,
-        }),
+      return listPage(request, reply, scope, null, (t) =>
+        revoked && isValidPrefix(revoked) ? t(scope === 'read' ? 'keyRevokedNotice' : 'tokenRevokedNotice', { prefix: revoked }) : null,
       );
     });
 
@@ -58,20 +71,7 @@ export function registerCredentialRoutes(app: FastifyInstance, deps: PanelDeps) 
       const fresh = generateCredential(scope);
       await store.createCredential({ companyId: company.id, scope, prefix: fresh.prefix, secretHash: fresh.secretHash, label: label || null });
       request.log.info({ company: company.id, scope, prefix: fresh.prefix }, 'panel credential created');
-      const ctx = pageContext(request, reply, deps);
-      const list = await store.listCredentials(company.id, scope);
-      return sendPage(
-        reply,
-        credentialsPage(ctx, {
-          scope,
-          companyName: company.name,
-          baseUrl: deps.config.publicBaseUrl,
-          credentials: list.reverse(),
-          created: { token: fresh.token, prefix: fresh.prefix },
-          notice: null,
-        }),
-        201,
-      );
+      return listPage(request, reply, scope, { token: fresh.token, prefix: fresh.prefix }, () => null, 201);
     });
 
     // The confirmation step: a page of its own, so it works without the script and from the keyboard.

@@ -25,6 +25,7 @@ import {
   type StagedSnapshot,
 } from '../store.js';
 import type { Conn, Db } from './postgres-connection.js';
+import { SNAPSHOT_META_COLUMNS, toSnapshotMeta, type SnapshotRow } from '../row-mappers.js';
 import { copyIn, CopyEncoder } from './postgres-copy.js';
 
 /** Staged rows handed to COPY at a time… */
@@ -279,28 +280,13 @@ export async function liveSnapshotId(db: Db, companyId: number, kind: Kind): Pro
 }
 
 export async function snapshotMeta(db: Db, snapshotId: number): Promise<SnapshotMeta | null> {
-  const r = await db.one<{
-    id: number; public_id: string; company_id: number; kind: Kind; record_count: number; created_at: number;
-    chunk_starts: Buffer; timeline: string; columns: string; published_at: number | null;
-  }>(
-    `SELECT id, public_id, company_id, kind, record_count, created_at, chunk_starts, timeline, columns, published_at
+  const r = await db.one<SnapshotRow>(
+    `SELECT ${SNAPSHOT_META_COLUMNS}
      FROM snapshots WHERE id = $1 AND state IN ('staged', 'live', 'superseded')`,
     [snapshotId],
     'mirador_snapshot_meta',
   );
-  if (!r) return null;
-  return {
-    id: r.id,
-    publicId: r.public_id,
-    companyId: r.company_id,
-    kind: r.kind,
-    count: r.record_count,
-    createdAt: r.created_at,
-    chunkStarts: decodeUint32s(r.chunk_starts),
-    timeline: JSON.parse(r.timeline),
-    columns: JSON.parse(r.columns),
-    publishedAt: r.published_at,
-  };
+  return r ? toSnapshotMeta(r) : null;
 }
 
 export async function readChunks(db: Db, snapshotId: number, from: number, to: number): Promise<Chunk[]> {

@@ -7,6 +7,7 @@ import type { Database } from 'better-sqlite3';
 import type { Kind } from '../../domain/kinds.js';
 import { decodeUint32s } from '../chunk-builder.js';
 import { cachedStatement } from './sqlite-statements.js';
+import { SNAPSHOT_META_COLUMNS, toSnapshotMeta, type SnapshotRow } from '../row-mappers.js';
 import {
   DEFAULT_TOMBSTONE_RETENTION_MS,
   type Chunk,
@@ -104,27 +105,12 @@ export function discardSnapshot(db: Database, snapshotId: number) {
 export function snapshotMeta(db: Database, snapshotId: number): SnapshotMeta | null {
   const r = cachedStatement(
     db,
-    `SELECT id, public_id, company_id, kind, record_count, created_at, chunk_starts, timeline, columns, published_at
+    `SELECT ${SNAPSHOT_META_COLUMNS}
      FROM snapshots WHERE id = ? AND state IN ('staged', 'live', 'superseded')`,
   ).get(snapshotId) as
-    | {
-        id: number; public_id: string; company_id: number; kind: Kind; record_count: number; created_at: number;
-        chunk_starts: Buffer; timeline: string; columns: string; published_at: number | null;
-      }
+    | SnapshotRow
     | undefined;
-  if (!r) return null;
-  return {
-    id: r.id,
-    publicId: r.public_id,
-    companyId: r.company_id,
-    kind: r.kind,
-    count: r.record_count,
-    createdAt: r.created_at,
-    chunkStarts: decodeUint32s(r.chunk_starts),
-    timeline: JSON.parse(r.timeline),
-    columns: JSON.parse(r.columns),
-    publishedAt: r.published_at,
-  };
+  return r ? toSnapshotMeta(r) : null;
 }
 
 export function readChunks(db: Database, snapshotId: number, from: number, to: number): Chunk[] {
