@@ -42,6 +42,7 @@ export interface App {
   close(): Promise<void>;
 }
 
+const EXPOSED_HEADERS = 'ETag, X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset';
 const REQUEST_ID = /^[A-Za-z0-9._:\-]{1,128}$/;
 
 export async function buildApp(deps: AppDeps): Promise<App> {
@@ -72,24 +73,24 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   const metrics = deps.metrics ?? new Metrics();
 
-  fastify.addHook('onRequest', async (request, reply) => {
+  // Both hooks run on every request: callback style, no promise per hook.
+  fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
-    if (request.url.length > MAX_URL_LENGTH) throw new ApiError('uri_too_long');
+    if (request.url.length > MAX_URL_LENGTH) return done(new ApiError('uri_too_long'));
     if (request.url.startsWith('/v1/')) {
       reply.header('Access-Control-Allow-Origin', '*');
-      reply.header(
-        'Access-Control-Expose-Headers',
-        'ETag, X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset',
-      );
+      reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
     }
+    done();
   });
 
-  fastify.addHook('onResponse', async (request, reply) => {
-    metrics.observeRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
+  fastify.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? null;
+    metrics.observeRequest(route ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
     request.log.info(
       {
         method: request.method,
-        route: request.routeOptions.url ?? null,
+        route,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 100) / 100,
         company: request.credential?.companyId,
@@ -97,6 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       },
       'request',
     );
+    done();
   });
 
   fastify.setNotFoundHandler(async (request, reply) =>

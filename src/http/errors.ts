@@ -29,14 +29,20 @@ export type ErrorCode = keyof typeof ERROR_CATALOG;
 
 /** An error answered with the contract's body; thrown from handlers and hooks. */
 export class ApiError extends Error {
+  readonly code: ErrorCode;
   readonly status: number;
-  constructor(
-    readonly code: ErrorCode,
-    message: string = ERROR_CATALOG[code].message,
-    readonly headers: Record<string, string> = {},
-  ) {
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string = ERROR_CATALOG[code].message, headers: Record<string, string> = {}) {
+    // An ApiError is an answer, not a fault: its stack is never shown or logged, and
+    // capturing one costs more than the rest of a 401 or a 404.
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = stackTraceLimit;
+    this.code = code;
     this.status = ERROR_CATALOG[code].status;
+    this.headers = headers;
   }
 }
 

@@ -6,7 +6,7 @@ export async function openStore(databaseUrl: string, options: StoreOptions = {})
   if (databaseUrl.startsWith('sqlite:')) return new SqliteStore(databaseUrl.slice('sqlite:'.length), options);
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
     const { PostgresStore } = await import('./postgres/postgres-store.js');
-    return PostgresStore.connect(databaseUrl);
+    return PostgresStore.connect(databaseUrl, options);
   }
   throw new Error(`Unsupported DATABASE_URL: ${databaseUrl}`);
 }

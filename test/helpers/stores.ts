@@ -131,7 +131,8 @@ export function postgresFactory(): Promise<StoreFactory> {
           throw new Error(`CI=true requires PostgreSQL, but no server answers at ${redact(POSTGRES_URL)}: ${absent}`);
         }
         const db = await freshPostgresDatabase();
-        const store = await PostgresStore.connect(db.url);
+        // As `mirador serve` opens it: listening for publications, live pointers cached.
+        const store = await PostgresStore.connect(db.url, { servesRequests: true });
         try {
           await store.migrate();
         } catch (err) {

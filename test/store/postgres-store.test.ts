@@ -75,6 +75,60 @@ describe('PostgreSQL adapter', { skip: factory.skip }, () => {
     }
   });
 
+  test('the listening connection cut: lookups go to the database, and a publication meanwhile is not missed', async () => {
+    const db = await freshPostgresDatabase();
+    const serving = await PostgresStore.connect(db.url, { servesRequests: true });
+    const other = await PostgresStore.connect(db.url);
+    const admin = new pg.Client({ connectionString: db.url });
+    const listeners = async () =>
+      Number(
+        (await admin.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'mirador-listen'`))
+          .rows[0].n,
+      );
+    const waitFor = async (what: string, check: () => Promise<boolean>) => {
+      const deadline = Date.now() + 5000;
+      while (!(await check())) {
+        if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    try {
+      await admin.connect();
+      await serving.migrate();
+      const company = await serving.createCompany('listen', 'Listen S.L.');
+      const publish = async (store: Store, id: string) => {
+        const s = await store.writeSnapshot(spec(company.id, Date.now()), (async function* () {
+          yield [staged(id)];
+        })());
+        await store.publishSnapshot(s.snapshotId);
+        return s.snapshotId;
+      };
+      const s1 = await publish(serving, 'A');
+      await waitFor('the listener', async () => (await listeners()) === 1);
+      assert.equal(await serving.liveSnapshotId(company.id, 'clientes'), s1);
+      // Another instance publishes: the notification reaches the serving store.
+      const s2 = await publish(other, 'B');
+      await waitFor('the notification', async () => (await serving.liveSnapshotId(company.id, 'clientes')) === s2);
+      // Cut the listening connection and publish before it can come back.
+      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'mirador-listen'`);
+      const s3 = await publish(other, 'C');
+      await waitFor('the publication made while not listening', async () => (await serving.liveSnapshotId(company.id, 'clientes')) === s3);
+      assert.equal((await serving.findLiveRecord(company.id, 'clientes', 'C'))?.record?.pos, 0);
+      // It listens again, and notifications flow again.
+      await waitFor('the listener to come back', async () => (await listeners()) === 1);
+      await new Promise((r) => setTimeout(r, 100));
+      // Listening again must not bring back a pointer remembered before the cut.
+      assert.equal(await serving.liveSnapshotId(company.id, 'clientes'), s3);
+      const s4 = await publish(other, 'D');
+      await waitFor('the next notification', async () => (await serving.liveSnapshotId(company.id, 'clientes')) === s4);
+    } finally {
+      await admin.end();
+      await other.close();
+      await serving.close();
+      await db.drop();
+    }
+  });
+
   describe('connections cut by the server', () => {
     let db: Awaited<ReturnType<typeof freshPostgresDatabase>>;
     let store: Store;

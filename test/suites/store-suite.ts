@@ -294,6 +294,36 @@ export function storeSuite(factory: StoreFactory) {
       assert.deepEqual(await store.findLiveRecord(companyId, 'clientes', 'A'), { snapshotId: s2.snapshotId, record: null });
     });
 
+    test('live pointers are kept in memory, yet a publication through another connection is seen', async () => {
+      const companyId = await company();
+      const s1 = await publish(companyId, T1, [staged('A')]);
+      assert.equal(await store.liveSnapshotId(companyId, 'clientes'), s1.snapshotId);
+      assert.equal((await store.findLiveRecord(companyId, 'clientes', 'A'))?.snapshotId, s1.snapshotId);
+      const other = await openStore(databaseUrl);
+      try {
+        const s2 = await other.writeSnapshot(spec(companyId, T2), batches([staged('A', 'changed'), staged('B')]));
+        await other.publishSnapshot(s2.snapshotId);
+        // SQLite checks data_version on every lookup: exact. PostgreSQL learns by a
+        // notification, delivered at commit but read asynchronously: within moments.
+        const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : 3000);
+        let live = await store.findLiveRecord(companyId, 'clientes', 'B');
+        while (live?.snapshotId !== s2.snapshotId && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 10));
+          live = await store.findLiveRecord(companyId, 'clientes', 'B');
+        }
+        assert.equal(live?.snapshotId, s2.snapshotId);
+        assert.ok(live.record);
+        assert.equal(await store.liveSnapshotId(companyId, 'clientes'), s2.snapshotId);
+        // Positions are per snapshot: the old one's record is still its own.
+        assert.notDeepEqual((await store.findRecord(s1.snapshotId, 'A'))?.hash, (await store.findRecord(s2.snapshotId, 'A'))?.hash);
+        // The store's own publication is read at once, on both stores.
+        const s3 = await publish(companyId, T3, [staged('C')]);
+        assert.equal((await store.findLiveRecord(companyId, 'clientes', 'C'))?.snapshotId, s3.snapshotId);
+      } finally {
+        await other.close();
+      }
+    });
+
     // A first import streams records in id order straight into chunks while it can (SQLite); these
     // pin what happens when the order breaks after several chunks were written.
     test('a first import whose ids stop arriving in order midway is still laid out in list order', async () => {

@@ -51,6 +51,8 @@ export class CompressedBodyCache {
   private readonly lru = new Map<string, Buffer>();
   private bytes = 0;
   private readonly pending = new Map<string, Promise<Buffer>>();
+  /** Prepared ahead by `prefetch` and not asked for yet: asking for one means a client is walking a list. */
+  private readonly prefetched = new Set<string>();
 
   constructor(private readonly budgetBytes: number) {}
 
@@ -83,16 +85,27 @@ export class CompressedBodyCache {
 
   /** Starts compressing `key` in the background unless it is cached or under way. */
   prefetch(key: string, encoding: 'br' | 'gzip', body: () => Promise<Buffer>): void {
-    if (!this.lru.has(key) && !this.pending.has(key)) this.get(key, encoding, body).catch(() => {});
+    if (this.lru.has(key) || this.pending.has(key)) return;
+    this.prefetched.add(key);
+    this.get(key, encoding, body).catch(() => this.prefetched.delete(key));
+  }
+
+  /** Whether `key` was prepared by `prefetch` and this is the first time it is asked for. */
+  takePrefetched(key: string): boolean {
+    return this.prefetched.delete(key);
   }
 
   private remember(key: string, value: Buffer) {
-    if (value.length > this.budgetBytes) return;
+    if (value.length > this.budgetBytes) {
+      this.prefetched.delete(key);
+      return;
+    }
     this.lru.set(key, value);
     this.bytes += value.length;
     while (this.bytes > this.budgetBytes) {
       const [k, v] = this.lru.entries().next().value!;
       this.lru.delete(k);
+      this.prefetched.delete(k);
       this.bytes -= v.length;
     }
   }
@@ -138,8 +151,10 @@ export async function sendCacheable(
   if (encoding === 'identity') {
     return sendPieces(reply, await body.pieces());
   }
-  // A page that was not ready is likely one of a client walking through a list.
-  const walking = !compressed.cached(etag);
+  // A page that was not ready, or was prepared ahead, is likely one of a client walking
+  // through a list: the next page is prepared meanwhile, so a walk stays one page ahead.
+  const prepared = compressed.takePrefetched(etag);
+  const walking = prepared || !compressed.cached(etag);
   const out = await compressed.get(etag, encoding, async () => join(await body.pieces()));
   if (walking && body.next) {
     const next = body.next;

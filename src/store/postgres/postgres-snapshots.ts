@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kind } from '../../domain/kinds.js';
 import { ChunkBuilder, decodeUint32s, encodeUint32s } from '../chunk-builder.js';
+import { LIVE_CHANNEL } from './postgres-live-listener.js';
 import {
   DEFAULT_TOMBSTONE_RETENTION_MS,
   DuplicateIdError,
@@ -208,6 +209,8 @@ export async function publishSnapshot(
       [snap.company_id, snap.kind, now],
     );
     await c.run(`UPDATE snapshots SET state = 'live', published_at = $2 WHERE id = $1`, [snapshotId, now]);
+    // Delivered at commit to every serving process (postgres-live-listener.ts).
+    await c.run(`SELECT pg_notify('${LIVE_CHANNEL}', '')`);
     if (finish) {
       await c.run(
         `UPDATE imports SET status = 'succeeded', finished_at = $1, report = $2, snapshot_id = $3, error = NULL WHERE id = $4`,

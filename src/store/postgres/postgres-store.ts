@@ -13,10 +13,14 @@ import {
   type ImportJob,
   type SnapshotSpec,
   type StagedRecord,
+  type RecordRef,
   type Store,
+  type StoreOptions,
   type User,
 } from '../store.js';
+import { LiveCache } from '../live-cache.js';
 import { Db } from './postgres-connection.js';
+import { LiveListener } from './postgres-live-listener.js';
 import * as imports from './postgres-imports.js';
 import { migrate } from './postgres-migrations.js';
 import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from '../row-mappers.js';
@@ -30,23 +34,35 @@ const hasNul = (s: string) => s.includes('\0');
 export class PostgresStore implements Store {
   readonly backend = 'postgres' as const;
 
-  private constructor(private readonly db: Db) {}
+  private readonly live = new LiveCache();
+  /** Only a serving process listens (one more connection); without it, live pointers are read every time. */
+  private readonly listener: LiveListener | null;
+
+  private constructor(
+    private readonly db: Db,
+    url: string,
+    options: StoreOptions,
+  ) {
+    this.listener = options.servesRequests ? new LiveListener(url, () => this.live.forgetLive()) : null;
+    this.listener?.start();
+  }
 
   /**
    * A store over the database at `url` (`postgres://user@host:port/db`).
    * Connects lazily: an unreachable server shows on first use, as
    * StoreUnavailableError.
    */
-  static async connect(url: string): Promise<Store> {
-    return new PostgresStore(new Db(url));
+  static async connect(url: string, options: StoreOptions = {}): Promise<Store> {
+    return new PostgresStore(new Db(url), url, options);
   }
 
   migrate(): Promise<void> {
     return migrate(this.db);
   }
 
-  close(): Promise<void> {
-    return this.db.close();
+  async close(): Promise<void> {
+    await this.listener?.close();
+    await this.db.close();
   }
 
   async ping(): Promise<void> {
@@ -253,8 +269,13 @@ export class PostgresStore implements Store {
     return snapshots.writeSnapshot(this.db, spec, records);
   }
 
-  publishSnapshot(snapshotId: number, finish?: { importId: number; report: unknown }, options?: { tombstoneRetentionMs?: number }) {
-    return snapshots.publishSnapshot(this.db, snapshotId, finish, options?.tombstoneRetentionMs);
+  async publishSnapshot(snapshotId: number, finish?: { importId: number; report: unknown }, options?: { tombstoneRetentionMs?: number }) {
+    try {
+      await snapshots.publishSnapshot(this.db, snapshotId, finish, options?.tombstoneRetentionMs);
+    } finally {
+      // This process reads its own publication at once, before its notification comes back.
+      this.live.forgetLive();
+    }
   }
 
   snapshotByPublicId(companyId: number, kind: Kind, publicId: string) {
@@ -269,8 +290,15 @@ export class PostgresStore implements Store {
     await snapshots.discardSnapshot(this.db, snapshotId);
   }
 
-  liveSnapshotId(companyId: number, kind: Kind): Promise<number | null> {
-    return snapshots.liveSnapshotId(this.db, companyId, kind);
+  async liveSnapshotId(companyId: number, kind: Kind): Promise<number | null> {
+    if (!this.listener?.isListening) return snapshots.liveSnapshotId(this.db, companyId, kind);
+    const hit = this.live.liveSnapshotId(companyId, kind);
+    if (hit !== undefined) return hit;
+    const epoch = this.live.currentEpoch;
+    const id = await snapshots.liveSnapshotId(this.db, companyId, kind);
+    // Not kept when a notification arrived meanwhile: the answer may predate it.
+    this.live.rememberLive(epoch, companyId, kind, id);
+    return id;
   }
 
   snapshotMeta(snapshotId: number) {
@@ -281,12 +309,19 @@ export class PostgresStore implements Store {
     return snapshots.readChunks(this.db, snapshotId, fromChunk, toChunk);
   }
 
-  findLiveRecord(companyId: number, kind: Kind, idErp: string) {
-    return snapshots.findLiveRecord(this.db, companyId, kind, idErp);
+  async findLiveRecord(companyId: number, kind: Kind, idErp: string) {
+    // Without the listener, one round trip answers both.
+    if (!this.listener?.isListening) return snapshots.findLiveRecord(this.db, companyId, kind, idErp);
+    const snapshotId = await this.liveSnapshotId(companyId, kind);
+    return snapshotId === null ? null : { snapshotId, record: await this.findRecord(snapshotId, idErp) };
   }
 
-  findRecord(snapshotId: number, idErp: string) {
-    return snapshots.findRecord(this.db, snapshotId, idErp);
+  async findRecord(snapshotId: number, idErp: string): Promise<RecordRef | null> {
+    const hit = this.live.record(snapshotId, idErp);
+    if (hit) return hit;
+    const record = await snapshots.findRecord(this.db, snapshotId, idErp);
+    if (record) this.live.rememberRecord(snapshotId, idErp, record);
+    return record;
   }
 
   sweepSnapshots(supersededBefore: number) {

@@ -130,18 +130,6 @@ export function findRecord(db: Database, snapshotId: number, idErp: string): Rec
   return r ? { pos: r.pos, hash: r.hash, actualizadoAt: r.actualizado_at } : null;
 }
 
-export function findLiveRecord(db: Database, companyId: number, kind: Kind, idErp: string) {
-  const r = cachedStatement(
-    db,
-    `SELECT l.snapshot_id, r.pos, r.hash, r.actualizado_at FROM live_snapshots l
-     LEFT JOIN records r ON r.snapshot_id = l.snapshot_id AND r.id_erp = ?
-     WHERE l.company_id = ? AND l.kind = ?`,
-  ).get(idErp, companyId, kind) as { snapshot_id: number; pos: number | null; hash: Buffer | null; actualizado_at: number | null } | undefined;
-  if (!r) return null;
-  const record = r.pos === null ? null : { pos: r.pos, hash: r.hash!, actualizadoAt: r.actualizado_at! };
-  return { snapshotId: r.snapshot_id, record };
-}
-
 /** Grace period before an unpublished snapshot with no live import counts as abandoned. */
 const ABANDONED_AFTER_MS = 10 * 60 * 1000;
 

@@ -12,6 +12,7 @@ import {
   type Company,
   type Credential,
   type ImportJob,
+  type RecordRef,
   type SnapshotSpec,
   type StagedRecord,
   type Store,
@@ -24,11 +25,16 @@ import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, t
 import * as snapshots from './sqlite-snapshots.js';
 import { writeSnapshot } from './sqlite-snapshot-writer.js';
 import { cachedStatement } from './sqlite-statements.js';
+import { LiveCache } from '../live-cache.js';
 
 export class SqliteStore implements Store {
   readonly backend = 'sqlite' as const;
   private readonly db: Database.Database;
   private readonly liveStmt: Database.Statement;
+  private readonly live = new LiveCache();
+  /** `PRAGMA data_version` when the live pointers in `live` were read: it moves when another connection commits. */
+  private dataVersion = -1;
+  private readonly dataVersionStmt: Database.Statement;
 
   /** `path` is a file path, or `:memory:`. */
   constructor(
@@ -53,6 +59,7 @@ export class SqliteStore implements Store {
     // thread (after each snapshot and in its housekeeping), never for a thread answering requests.
     if (options.servesRequests) this.db.pragma('wal_autocheckpoint = 0');
     this.liveStmt = this.db.prepare('SELECT 1');
+    this.dataVersionStmt = this.db.prepare('PRAGMA data_version').pluck();
   }
 
   async migrate(): Promise<void> {
@@ -268,7 +275,12 @@ export class SqliteStore implements Store {
     finish?: { importId: number; report: unknown },
     options?: { tombstoneRetentionMs?: number },
   ) {
-    snapshots.publishSnapshot(this.db, snapshotId, finish, options?.tombstoneRetentionMs);
+    try {
+      snapshots.publishSnapshot(this.db, snapshotId, finish, options?.tombstoneRetentionMs);
+    } finally {
+      // data_version only moves for other connections' commits.
+      this.live.forgetLive();
+    }
   }
 
   async snapshotByPublicId(companyId: number, kind: Kind, publicId: string) {
@@ -284,7 +296,21 @@ export class SqliteStore implements Store {
   }
 
   async liveSnapshotId(companyId: number, kind: Kind): Promise<number | null> {
-    return (this.liveSnapshotStmt.get(companyId, kind) as number | undefined) ?? null;
+    return this.cachedLiveSnapshotId(companyId, kind);
+  }
+
+  /** Exact: one `PRAGMA data_version` tells whether anything was committed since the pointers were read. */
+  private cachedLiveSnapshotId(companyId: number, kind: Kind): number | null {
+    const version = this.dataVersionStmt.get() as number;
+    if (version !== this.dataVersion) {
+      this.dataVersion = version;
+      this.live.forgetLive();
+    }
+    const hit = this.live.liveSnapshotId(companyId, kind);
+    if (hit !== undefined) return hit;
+    const id = (this.liveSnapshotStmt.get(companyId, kind) as number | undefined) ?? null;
+    this.live.rememberLive(this.live.currentEpoch, companyId, kind, id);
+    return id;
   }
 
   private readonly liveSnapshotStmt = this.prepareLazy(
@@ -300,11 +326,20 @@ export class SqliteStore implements Store {
   }
 
   async findLiveRecord(companyId: number, kind: Kind, idErp: string) {
-    return snapshots.findLiveRecord(this.db, companyId, kind, idErp);
+    const snapshotId = this.cachedLiveSnapshotId(companyId, kind);
+    return snapshotId === null ? null : { snapshotId, record: this.cachedRecord(snapshotId, idErp) };
   }
 
   async findRecord(snapshotId: number, idErp: string) {
-    return snapshots.findRecord(this.db, snapshotId, idErp);
+    return this.cachedRecord(snapshotId, idErp);
+  }
+
+  private cachedRecord(snapshotId: number, idErp: string): RecordRef | null {
+    const hit = this.live.record(snapshotId, idErp);
+    if (hit) return hit;
+    const record = snapshots.findRecord(this.db, snapshotId, idErp);
+    if (record) this.live.rememberRecord(snapshotId, idErp, record);
+    return record;
   }
 
   async sweepSnapshots(supersededBefore: number) {

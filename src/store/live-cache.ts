@@ -1,0 +1,76 @@
+/**
+ * The hot path's lookups kept in memory by a store that answers requests:
+ * which snapshot is live for each company and kind, and where a record sits
+ * in a snapshot. A detail or a 304 then costs no query at all on PostgreSQL,
+ * and on SQLite one `PRAGMA data_version` instead of a join (measured: about
+ * 1.3× the details per second).
+ *
+ * Record positions need no invalidation: a published snapshot never changes,
+ * and snapshot ids are not reused while a newer snapshot of the same kind
+ * exists (a superseded one is only swept after its successor is live). Live
+ * pointers do change: each adapter calls `forgetLive` when it learns of a
+ * publication (SQLite: `data_version` moved or this connection published;
+ * PostgreSQL: a notification, or the listener reconnected).
+ */
+import type { Kind } from '../domain/kinds.js';
+import type { RecordRef } from './store.js';
+
+/** About 250 bytes each with their keys: ~12 MB when full. */
+export const MAX_CACHED_RECORDS = 50_000;
+/** Longer ids are looked up every time rather than let a few requests fill the cache with large keys. */
+const MAX_CACHED_ID_LENGTH = 128;
+
+export class LiveCache {
+  private readonly live = new Map<string, number | null>();
+  private readonly records = new Map<string, RecordRef>();
+  /** Moves on every `forgetLive`: a lookup started before it must not be remembered after it. */
+  private epoch = 0;
+
+  constructor(private readonly maxRecords = MAX_CACHED_RECORDS) {}
+
+  forgetLive(): void {
+    this.live.clear();
+    this.epoch++;
+  }
+
+  /** The epoch to hand back to `rememberLive` once an asynchronous lookup answers. */
+  get currentEpoch(): number {
+    return this.epoch;
+  }
+
+  /** The live snapshot's id, null for none, or undefined when not known. */
+  liveSnapshotId(companyId: number, kind: Kind): number | null | undefined {
+    return this.live.get(liveKey(companyId, kind));
+  }
+
+  rememberLive(epoch: number, companyId: number, kind: Kind, snapshotId: number | null): void {
+    if (epoch === this.epoch) this.live.set(liveKey(companyId, kind), snapshotId);
+  }
+
+  record(snapshotId: number, idErp: string): RecordRef | undefined {
+    const key = recordKey(snapshotId, idErp);
+    const hit = this.records.get(key);
+    if (hit) {
+      // Map keeps insertion order: re-inserting makes it the most recent.
+      this.records.delete(key);
+      this.records.set(key, hit);
+    }
+    return hit;
+  }
+
+  /** Only records that exist are kept: ids that do not are unbounded, and a 404 is cheap enough. */
+  rememberRecord(snapshotId: number, idErp: string, record: RecordRef): void {
+    if (idErp.length > MAX_CACHED_ID_LENGTH || this.maxRecords === 0) return;
+    if (this.records.size >= this.maxRecords) this.records.delete(this.records.keys().next().value!);
+    this.records.set(recordKey(snapshotId, idErp), record);
+  }
+
+  /** For tests and metrics. */
+  get size(): { live: number; records: number } {
+    return { live: this.live.size, records: this.records.size };
+  }
+}
+
+const liveKey = (companyId: number, kind: Kind) => `${companyId}:${kind}`;
+// id_erp values are arbitrary text; the snapshot id before the first colon keeps keys distinct.
+const recordKey = (snapshotId: number, idErp: string) => `${snapshotId}:${idErp}`;

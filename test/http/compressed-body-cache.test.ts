@@ -1,0 +1,43 @@
+/** The compressed-body cache behind gzip and br responses (src/http/api/send-body.ts). */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { gunzipSync } from 'node:zlib';
+import { CompressedBodyCache } from '../../src/http/api/send-body.js';
+
+const body = (n: number) => Buffer.from(`{"page":${n},"items":[${'"x",'.repeat(200)}"y"]}`);
+
+test('a prefetched body is reported as prepared ahead once, so a walking client keeps one page ahead', async () => {
+  const cache = new CompressedBodyCache(1024 * 1024);
+  let compressed = 0;
+  const source = (n: number) => async () => {
+    compressed++;
+    return body(n);
+  };
+  cache.prefetch('"p1-gzip"', 'gzip', source(1));
+  // Asked for while still under way: the same compression is awaited, not a second one.
+  const out = await cache.get('"p1-gzip"', 'gzip', source(1));
+  assert.deepEqual(gunzipSync(out), body(1));
+  assert.equal(compressed, 1);
+  assert.equal(cache.takePrefetched('"p1-gzip"'), true);
+  assert.equal(cache.takePrefetched('"p1-gzip"'), false);
+  // A cached or pending body is not prefetched again.
+  cache.prefetch('"p1-gzip"', 'gzip', source(1));
+  assert.equal(cache.takePrefetched('"p1-gzip"'), false);
+  assert.equal(compressed, 1);
+  // A body fetched on demand was not prepared ahead.
+  await cache.get('"p2-gzip"', 'gzip', source(2));
+  assert.equal(cache.takePrefetched('"p2-gzip"'), false);
+});
+
+test('evicted and failed prefetches are forgotten', async () => {
+  const cache = new CompressedBodyCache(1); // nothing fits
+  cache.prefetch('"big-gzip"', 'gzip', async () => body(3));
+  await cache.get('"big-gzip"', 'gzip', async () => body(3));
+  assert.equal(cache.cached('"big-gzip"'), false);
+  assert.equal(cache.takePrefetched('"big-gzip"'), false);
+  cache.prefetch('"bad-gzip"', 'gzip', async () => {
+    throw new Error('store unavailable');
+  });
+  await assert.rejects(cache.get('"bad-gzip"', 'gzip', async () => body(4)));
+  assert.equal(cache.takePrefetched('"bad-gzip"'), false);
+});
