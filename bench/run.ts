@@ -109,6 +109,8 @@ async function main() {
       concurrency: { type: 'string' },
       records: { type: 'string' },
       'cache-mb': { type: 'string' },
+      'sample-seconds': { type: 'string' },
+      'import-seconds': { type: 'string' },
     },
   });
   const name = positionals[0] ?? 'all';

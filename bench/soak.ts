@@ -5,10 +5,15 @@
  * errors other than 429 (must be 0), p50/p99, and the server's RSS after
  * warm-up and at the end (growth must stay under 10%).
  *
- *   npm run bench -- soak [--minutes 10] [--concurrency 16] [--records 20000] [--cache-mb 64]
+ * RSS alone cannot tell a leak from a cache filling or from the allocator
+ * keeping freed memory, so the server's memory is sampled all along and
+ * printed as a series: its main JS heap and external memory (Buffers) from
+ * its own GET /metrics, and what /proc says of the rest.
+ *
+ *   npm run bench -- soak [--minutes 10] [--concurrency 16] [--records 20000] [--cache-mb 64] [--sample-seconds 30]
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -65,6 +70,92 @@ function rssKb(pid: number): number {
   return m ? Number(m[1]) : NaN;
 }
 
+/** The server's memory at one moment, in bytes. */
+interface MemorySample {
+  /** Seconds since the load started. */
+  at: number;
+  rss: number;
+  /** The main thread's V8 heap: used, and reserved from the system. */
+  heapUsed: number;
+  heapTotal: number;
+  /** Memory held by the main thread's JS objects outside its heap: Buffers, mostly. */
+  external: number;
+  /** RSS that is no mapped file and no shared memory: every thread's heaps, malloc, SQLite's caches. */
+  rssAnon: number;
+  /** Mapped files (the node binary, libraries) and shared memory (SQLite's WAL index). */
+  rssFileShmem: number;
+  /** The server's child processes (the import process, new for each import), apart: they come and go. */
+  childrenRss: number;
+}
+
+function get(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    request(url, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve(text));
+    }).on('error', reject).end();
+  });
+}
+
+function childrenOf(pid: number): number[] {
+  const pids: number[] = [];
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      for (const child of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ')) if (child.trim()) pids.push(Number(child));
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return pids;
+}
+
+function childrenRssBytes(pid: number): number {
+  let sum = 0;
+  for (const child of childrenOf(pid)) {
+    try {
+      sum += rssKb(child) * 1024;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return sum;
+}
+
+async function sampleMemory(base: string, pid: number, at: number): Promise<MemorySample> {
+  const metrics = await get(`${base}/metrics`);
+  const metric = (name: string) => Number(new RegExp(`^mirador_${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return {
+    at,
+    rss: kb('VmRSS'),
+    heapUsed: metric('nodejs_heap_size_used_bytes'),
+    heapTotal: metric('nodejs_heap_size_total_bytes'),
+    external: metric('nodejs_external_memory_bytes'),
+    rssAnon: kb('RssAnon'),
+    rssFileShmem: kb('RssFile') + kb('RssShmem'),
+    childrenRss: childrenRssBytes(pid),
+  };
+}
+
+function memoryTable(samples: readonly MemorySample[], warmedAt: number): string[] {
+  const mb = (b: number) => (b / 1024 / 1024).toFixed(1).padStart(9);
+  const clock = (s: number) => `${Math.floor(s / 60)}:${String(Math.round(s % 60)).padStart(2, '0')}`.padStart(6);
+  const lines = [
+    '  server memory (MB; heap and external are the main thread\'s, from /metrics; "other anon" = anon RSS − heap total − external:',
+    '  SQLite\'s caches, malloc\'s free and fragmented memory, threads\' heaps; "import proc" = RSS of the server\'s child, apart)',
+    `  ${'time'.padStart(6)}${'RSS'.padStart(9)}${'heap used'.padStart(11)}${'heap total'.padStart(11)}${'external'.padStart(9)}${'other anon'.padStart(11)}${'file+shm'.padStart(9)}${'import proc'.padStart(12)}`,
+  ];
+  for (const s of samples) {
+    const other = s.rssAnon - s.heapTotal - s.external;
+    const mark = s.at >= warmedAt && samples.find((x) => x.at >= warmedAt) === s ? '  ← warm-up over' : '';
+    lines.push(`  ${clock(s.at)}${mb(s.rss)}${mb(s.heapUsed).padStart(11)}${mb(s.heapTotal).padStart(11)}${mb(s.external)}${mb(other).padStart(11)}${mb(s.rssFileShmem)}${mb(s.childrenRss).padStart(12)}${mark}`);
+  }
+  return lines;
+}
+
 export async function soak(): Promise<void> {
   const minutes = arg('minutes', 10);
   const concurrency = arg('concurrency', 16);
@@ -72,6 +163,8 @@ export async function soak(): Promise<void> {
   // The chunk and compressed-body caches are bounded LRUs: RSS rises until they are full,
   // then stays. A small budget fills during the warm-up, so growth after it means a leak.
   const cacheMb = arg('cache-mb', 64);
+  const sampleSeconds = arg('sample-seconds', 30);
+  const importSeconds = arg('import-seconds', 15);
   const dir = mkdtempSync(join(tmpdir(), 'mirador-soak-'));
   const env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'soak.db')}`, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000000', SANDBOX_RATE_LIMIT_PER_MINUTE: '100000000', CHUNK_CACHE_MB: String(cacheMb) };
 
@@ -133,12 +226,13 @@ export async function soak(): Promise<void> {
       req.end();
     });
 
-  const until = Date.now() + minutes * 60_000;
-  const warmUntil = Date.now() + Math.min(90_000, (minutes * 60_000) / 6);
+  const startedAt = Date.now();
+  const until = startedAt + minutes * 60_000;
+  const warmUntil = startedAt + Math.min(90_000, (minutes * 60_000) / 6);
   let rssStart = NaN;
   let imports = 0;
   const importer = (async () => {
-    for (let version = 1; Date.now() < until; version++) {
+    for (let version = 1; importSeconds > 0 && Date.now() < until; version++) {
       const body = customersCsv(records, version);
       await new Promise<void>((resolve) => {
         const req = request(`${base}/panel/api/imports/clientes`, { method: 'PUT', headers: { authorization: `Bearer ${upload.token}`, 'content-length': body.length } }, (res) => {
@@ -149,7 +243,7 @@ export async function soak(): Promise<void> {
         req.end(body);
       });
       imports++;
-      await new Promise((r) => setTimeout(r, 15_000));
+      await new Promise((r) => setTimeout(r, importSeconds * 1000));
     }
   })();
   const workers = Array.from({ length: concurrency }, async () => {
@@ -158,10 +252,19 @@ export async function soak(): Promise<void> {
       if (Number.isNaN(rssStart) && Date.now() > warmUntil) rssStart = rssKb(serverPid);
     }
   });
-  const ticker = setInterval(() => process.stderr.write(`soak: ${served} requests, RSS ${(rssKb(serverPid) / 1024).toFixed(0)} MB\n`), 60_000);
+  const samples: MemorySample[] = [];
+  const sample = async () => {
+    const s = await sampleMemory(base, serverPid, (Date.now() - startedAt) / 1000);
+    samples.push(s);
+    const mb = (b: number) => (b / 1024 / 1024).toFixed(0);
+    process.stderr.write(`soak: ${served} requests, RSS ${mb(s.rss)} MB (heap ${mb(s.heapUsed)}/${mb(s.heapTotal)}, external ${mb(s.external)})\n`);
+  };
+  await sample();
+  const sampler = setInterval(() => void sample().catch(() => {}), sampleSeconds * 1000);
   await Promise.all(workers);
   await importer;
-  clearInterval(ticker);
+  clearInterval(sampler);
+  await sample();
   const rssEnd = rssKb(serverPid);
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));
@@ -177,6 +280,7 @@ export async function soak(): Promise<void> {
   console.log(`  errors (not 429)  ${unexpected}  (4xx above are the deliberate bad keys and parameters)`);
   console.log(`  latency           p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms`);
   console.log(`  server RSS        ${(rssStart / 1024).toFixed(1)} MB after warm-up → ${(rssEnd / 1024).toFixed(1)} MB at the end (${growth >= 0 ? '+' : ''}${growth.toFixed(1)}%)`);
+  for (const line of memoryTable(samples, (warmUntil - startedAt) / 1000)) console.log(line);
   if (unexpected > 0 || growth >= 10) process.exitCode = 1;
 }
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { serve } from '../http/server.js';
-import { startImportThread, type ImportThread } from '../imports/import-thread.js';
+import { startImportProcess, type ImportProcess } from '../imports/import-process.js';
 import { createLogger } from '../logger.js';
 import { CliError, emit, withStore, type CliContext, type JsonOption } from './cli-context.js';
 
@@ -24,11 +24,11 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
       }
       if (opts.host !== undefined) config.host = opts.host;
       const logger = createLogger(config.logLevel);
-      let thread: ImportThread | undefined;
+      let imports: ImportProcess | undefined;
       await serve(config, () => ctx.openStore({ servesRequests: true }), logger, {
         workers,
         startImportWorker: async (metrics) => {
-          thread = startImportThread(
+          imports = startImportProcess(
             {
               databaseUrl: config.databaseUrl,
               snapshotRetentionMs: config.snapshotRetentionMs,
@@ -37,9 +37,9 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
             logger,
             (report) => metrics.observeImport(report),
           );
-          return () => thread!.stop();
+          return () => imports!.stop();
         },
-        onImportQueued: () => thread?.wake(),
+        onImportQueued: () => imports?.wake(),
       });
     });
 

@@ -1,8 +1,8 @@
 /**
  * The background worker: claims queued imports from the store, applies them
  * one at a time, keeps a heartbeat, recovers imports whose worker died, and
- * sweeps superseded snapshots. Runs in its own thread under `serve` (see
- * import-thread.ts) and in-process under `mirador import`.
+ * sweeps superseded snapshots. Runs in a child process under `serve` (see
+ * import-process.ts) and in-process under `mirador import`.
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';

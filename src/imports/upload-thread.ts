@@ -190,6 +190,6 @@ async function threadMain(data: ThreadData) {
 }
 
 if (!isMainThread && (workerData as Partial<ThreadData> | undefined)?.uploadRows) {
-  // Started from `serve`'s import thread, this thread inherits its lower priority (import-thread.ts).
+  // Started from `serve`'s import process, this thread inherits its lower priority (import-process.ts).
   void threadMain(workerData as ThreadData);
 }

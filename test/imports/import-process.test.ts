@@ -16,6 +16,15 @@ import { tempDir } from '../helpers/stores.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+type LogEntry = { msg?: string; importId?: number; pid?: number; status?: string };
+const logEntry = (line: string): LogEntry | null => {
+  try {
+    return JSON.parse(line) as LogEntry;
+  } catch {
+    return null;
+  }
+};
+
 describe('imports across processes (sqlite)', () => {
   const dir = tempDir();
   const dbFile = join(dir.path, 'mirador.db');
@@ -51,6 +60,41 @@ describe('imports across processes (sqlite)', () => {
       }
       assert.equal(total, 400, 'the queued import was applied by the server');
       assert.equal(mirador(['imports', 'acme', '--json'], env).json()[0].status, 'succeeded');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('under serve, every import runs in a child process of its own that exits once it is done (issue 8)', async () => {
+    // What is pinned: the memory an import churns through lives and dies with the import, in another
+    // process, instead of staying in the allocator of the long-lived one that answers HTTP.
+    assert.equal(mirador(['company', 'create', 'fresh', '--name', 'Fresh'], env).code, 0);
+    const server = await serveProcess(env);
+    try {
+      const pids: number[] = [];
+      for (const version of ['v1', 'v2']) {
+        const file = join(dir.path, `fresh-${version}.csv`);
+        writeFileSync(file, customersCsv(300, () => version));
+        const queued = mirador(['import', 'fresh', 'clientes', file, '--no-wait', '--json'], env).json();
+        const logged = (msg: string) => server.logs.map(logEntry).find((e) => e?.msg === msg && e.importId === queued.id);
+        for (const deadline = Date.now() + 60_000; !logged('import finished') && Date.now() < deadline; ) await sleep(50);
+        assert.equal(logged('import finished')?.status, 'succeeded');
+        const pid = logged('import started')?.pid;
+        assert.equal(typeof pid, 'number', 'the log names the process that ran the import');
+        pids.push(pid!);
+      }
+      assert.ok(!pids.includes(server.child.pid!), 'not the server process');
+      assert.notEqual(pids[0], pids[1], 'a new process for each import');
+      const alive = (pid: number) => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      for (const deadline = Date.now() + 30_000; pids.some(alive) && Date.now() < deadline; ) await sleep(50);
+      assert.deepEqual(pids.filter(alive), [], 'each exited after its import');
     } finally {
       await server.stop();
     }

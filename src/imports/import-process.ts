@@ -1,0 +1,179 @@
+/**
+ * Runs the import worker under `serve` in a child process with its own store
+ * connection, and a fresh one for every import: better-sqlite3 is
+ * synchronous, so an import must never run on the thread that answers HTTP;
+ * and an import churns through Buffers of several MiB (upload blobs, staged
+ * bodies, rendered batches) that glibc's allocator, once they are freed,
+ * keeps in its per-thread arenas instead of giving back. In a long-lived
+ * process that retained memory grew with every import (issue 8, the soak);
+ * a process that exits after its import hands all of it back.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { FastifyBaseLogger } from 'fastify';
+import { openStore } from '../store/open-store.js';
+import type { Store } from '../store/store.js';
+import type { ImportReport } from './import-report.js';
+import { ImportWorker } from './import-worker.js';
+import { lowerProcessPriority } from './process-priority.js';
+
+interface ProcessData {
+  databaseUrl: string;
+  snapshotRetentionMs: number;
+  tombstoneRetentionMs: number;
+}
+
+// The settings go over the IPC channel, never in argv: DATABASE_URL may hold a password, and argv is public.
+type ToChild = { type: 'start'; data: ProcessData } | { type: 'wake' } | { type: 'stop' };
+
+type FromChild =
+  | { type: 'started'; importId: number }
+  | { type: 'finished'; importId: number; report: ImportReport }
+  | { type: 'error'; message: string };
+
+export interface ImportProcess {
+  /** Asks the worker to look for queued work now. */
+  wake(): void;
+  /** Lets a running import complete, then ends the worker. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A child that died (rather than exited after an import) is replaced after a
+ * pause that doubles with each crash in a row, up to the cap: a broken setup
+ * (a database that cannot be opened) neither spins nor floods the log.
+ */
+const RESTART_AFTER_CRASH_MS = 1000;
+const RESTART_AFTER_CRASH_MAX_MS = 60_000;
+
+const CHILD_MODULE = fileURLToPath(import.meta.url);
+
+/** Starts the worker's child process, and a new one whenever one exits, until `stop`. */
+export function startImportProcess(
+  data: ProcessData,
+  logger: FastifyBaseLogger,
+  onFinished?: (report: ImportReport) => void,
+): ImportProcess {
+  let child: ChildProcess | null = null;
+  let exited: Promise<void> = Promise.resolve();
+  let stopping = false;
+  let restart: NodeJS.Timeout | null = null;
+  let crashes = 0;
+
+  const start = () => {
+    restart = null;
+    // A debugger flag would make the child try to listen on the parent's inspector port.
+    const execArgv = process.execArgv.filter((a) => !a.startsWith('--inspect'));
+    const c = fork(CHILD_MODULE, [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child = c;
+    let gone: () => void = () => {};
+    exited = new Promise((resolve) => (gone = resolve));
+    c.on('message', (m: FromChild) => {
+      if (m.type === 'started') logger.info({ importId: m.importId, pid: c.pid }, 'import started');
+      else if (m.type === 'finished') {
+        const r = m.report;
+        logger.info(
+          { importId: m.importId, kind: r.kind, status: r.status, rows: r.rows_read, ms: r.duration_ms, error: r.error?.code },
+          'import finished',
+        );
+        onFinished?.(r);
+      } else if (m.type === 'error') logger.error({ err: m.message }, 'import worker error');
+    });
+    const ended = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (child !== c) return;
+      child = null;
+      gone();
+      if (stopping) return;
+      // 0: it applied an import and exited to hand its memory back; anything else is a crash.
+      crashes = code === 0 ? 0 : crashes + 1;
+      const pause = crashes === 0 ? 0 : Math.min(RESTART_AFTER_CRASH_MAX_MS, RESTART_AFTER_CRASH_MS * 2 ** (crashes - 1));
+      if (crashes > 0) logger.error({ code, signal, restartInMs: pause }, 'import process died; starting another');
+      restart = setTimeout(start, pause);
+    };
+    c.once('exit', ended);
+    // A process that could not be started has no exit to wait for; sending to one that has just
+    // exited fails too, and its exit is handled above.
+    c.on('error', (err) => {
+      logger.error({ err }, 'import process error');
+      if (c.pid === undefined) ended(null, null);
+    });
+    if (c.connected) c.send({ type: 'start', data } satisfies ToChild);
+  };
+  start();
+
+  const send = (m: ToChild) => {
+    if (child?.connected) child.send(m);
+  };
+  return {
+    // A wake that falls between two children is not lost: a new child looks for work first thing.
+    wake: () => send({ type: 'wake' }),
+    stop: async () => {
+      stopping = true;
+      if (restart) clearTimeout(restart);
+      send({ type: 'stop' });
+      await exited;
+    },
+  };
+}
+
+// --- The child ---------------------------------------------------------------------------------
+
+function childMain() {
+  // The process answering HTTP comes first; threads started from here (the CSV thread) inherit this.
+  lowerProcessPriority();
+  // Signals are the parent's to act on: Ctrl-C and a service manager's SIGTERM reach the whole
+  // process group, and the parent then asks this process to stop once its import is complete.
+  process.on('SIGINT', () => {});
+  process.on('SIGTERM', () => {});
+
+  const post = (m: FromChild) => {
+    if (process.connected) process.send!(m);
+  };
+  let running: Promise<{ store: Store; worker: ImportWorker }> | null = null;
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      const r = await running?.catch(() => null);
+      await r?.worker.stop();
+      await r?.store.close();
+      process.exit(0);
+    })());
+
+  process.on('message', (m: ToChild) => {
+    if (m.type === 'start' && !running) {
+      let claimed = false;
+      running = openStore(m.data.databaseUrl).then((store) => {
+        const worker = new ImportWorker(store, {
+          snapshotRetentionMs: m.data.snapshotRetentionMs,
+          tombstoneRetentionMs: m.data.tombstoneRetentionMs,
+          events: {
+            started: (job) => {
+              claimed = true;
+              post({ type: 'started', importId: job.id });
+            },
+            // One import per process: exiting now returns everything it allocated.
+            finished: (job, report) => {
+              post({ type: 'finished', importId: job.id, report });
+              void stop();
+            },
+            error: (err) => {
+              post({ type: 'error', message: String((err as Error)?.message ?? err) });
+              if (claimed) void stop();
+            },
+          },
+        });
+        worker.start();
+        return { store, worker };
+      });
+      running.catch((err: unknown) => {
+        post({ type: 'error', message: String((err as Error)?.message ?? err) });
+        process.exit(1);
+      });
+    } else if (m.type === 'wake') void running?.then((r) => r.worker.wake());
+    else if (m.type === 'stop') void stop();
+  });
+  // The parent is gone (killed): complete the import in hand, as a graceful stop would, then end.
+  process.on('disconnect', () => void stop());
+}
+
+if (process.argv[1] === CHILD_MODULE && process.send) childMain();
