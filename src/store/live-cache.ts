@@ -65,7 +65,7 @@ export class LiveCache {
     this.records.set(recordKey(snapshotId, idErp), record);
   }
 
-  /** For tests and metrics. */
+  /** How much is kept (tests look at it). */
   get size(): { live: number; records: number } {
     return { live: this.live.size, records: this.records.size };
   }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { Store } from '../../src/store/store.js';
-import { browserSkip, DESKTOP, launchChromium, MOBILE, newContext, screenshot, seriousViolations, watchForErrors } from '../helpers/browser.js';
+import { browserSkip, DESKTOP, launchChromium, MOBILE, newContext, screenshot, seriousViolations, signInThroughForm, watchForErrors } from '../helpers/browser.js';
 import { csv } from '../helpers/csv.js';
 import { companyWithAdmin, credentialFor, startPanelServer, waitForImport, type PanelServer } from '../helpers/panel.js';
 import { sqliteFactory } from '../helpers/stores.js';
@@ -84,9 +84,7 @@ describe('panel pages: accessibility, layout and screenshots', { skip: browserSk
       try {
         await page.goto(`${base}/panel/sign-in`);
         await check(page, errors, 'sign-in');
-        await page.fill('#email', admin.email);
-        await page.fill('#password', admin.password);
-        await Promise.all([page.waitForURL(/\/panel$/), page.click('button[type=submit].primary')]);
+        await signInThroughForm(page, admin);
 
         const pages: [string, string][] = [
           ['overview-data', '/panel'],

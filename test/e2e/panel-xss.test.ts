@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import type { Store } from '../../src/store/store.js';
-import { browserSkip, DESKTOP, launchChromium, newContext, screenshot, watchForErrors } from '../helpers/browser.js';
+import { browserSkip, DESKTOP, launchChromium, newContext, screenshot, signInThroughForm, watchForErrors } from '../helpers/browser.js';
 import { companyWithAdmin, startPanelServer, waitForImport, type PanelServer } from '../helpers/panel.js';
 import { sqliteFactory } from '../helpers/stores.js';
 
@@ -47,9 +47,7 @@ describe('panel escaping in Chromium', { skip: browserSkip(), timeout: 180_000 }
     const base = server.baseUrl;
     try {
       await page.goto(`${base}/panel/sign-in`);
-      await page.fill('#email', admin.email);
-      await page.fill('#password', admin.password);
-      await Promise.all([page.waitForURL(/\/panel$/), page.click('button[type=submit].primary')]);
+      await signInThroughForm(page, admin);
 
       await page.goto(`${base}/panel/kinds/articulos`);
       await page.setInputFiles('#file', { name: `"><img src=x onerror=window.__xss='file'>.csv`, mimeType: 'text/csv', buffer: HOSTILE });

@@ -100,3 +100,10 @@ export function focusVisible(page: Page): Promise<{ tag: string; text: string; o
     };
   });
 }
+
+/** Fills the sign-in form on the current page and submits it; resolves on the overview. */
+export async function signInThroughForm(page: Page, admin: { email: string; password: string }): Promise<void> {
+  await page.fill('#email', admin.email);
+  await page.fill('#password', admin.password);
+  await Promise.all([page.waitForURL(/\/panel$/), page.click('button[type=submit].primary')]);
+}
