@@ -212,6 +212,7 @@ export function apiHttpSuite(factory: StoreFactory) {
         await replaceRecords(store, { ...target, at: 1_000 }, [customer('A1'), customer('A2')]);
         const list1 = await request(url('/v1/clientes'), { headers: bearer(own.key) });
         const a1 = await request(url('/v1/clientes/A1'), { headers: bearer(own.key) });
+        const a2 = await request(url('/v1/clientes/A2'), { headers: bearer(own.key) });
         await replaceRecords(store, { ...target, at: 2_000 }, [customer('A1'), customer('A2', 'Changed')]);
         const list2 = await request(url('/v1/clientes'), { headers: bearer(own.key) });
         const a1Again = await request(url('/v1/clientes/A1'), { headers: bearer(own.key) });
@@ -221,6 +222,11 @@ export function apiHttpSuite(factory: StoreFactory) {
         assert.equal(a1Again.headers.etag, a1.headers.etag, 'an unchanged record keeps its ETag across imports');
         const stale = await request(url('/v1/clientes'), { headers: { ...bearer(own.key), 'if-none-match': String(list1.headers.etag) } });
         assert.equal(stale.status, 200);
+        // A changed record's old ETag is not answered 304 (the live snapshot is read afresh after an import).
+        const a2Stale = await request(url('/v1/clientes/A2'), { headers: { ...bearer(own.key), 'if-none-match': String(a2.headers.etag) } });
+        assert.equal(a2Stale.status, 200);
+        assert.notEqual(a2Stale.headers.etag, a2.headers.etag);
+        assert.match(a2Stale.text(), /Changed/);
       });
 
       test('gzip and brotli, each with its own ETag, decoding to the same bytes', async () => {
