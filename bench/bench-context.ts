@@ -15,6 +15,8 @@ export interface BenchContext {
   /** Concurrent connections of the load generator. */
   connections: number;
   backends: Backend[];
+  /** `--only`: words; a scenario runs when its name contains one (empty: every scenario). */
+  only: string[];
   /** Scratch space: databases, generated files. Under bench/out/ (ignored by git). */
   outDir: string;
   fixtureDir: string;

@@ -15,7 +15,8 @@
  *
  * Options: --customers N, --rounds N, --seconds N, --connections N,
  * --backend sqlite|postgres|all (default all: PostgreSQL when a local server
- * answers), --quick (the quick scale for any subcommand).
+ * answers), --quick (the quick scale for any subcommand), --only word,word (api: only
+ * the scenarios whose name contains one of the words, e.g. --only detail,304,download).
  */
 import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -104,6 +105,7 @@ async function main() {
       connections: { type: 'string' },
       backend: { type: 'string', default: 'all' },
       quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
       // The soak's own (read by soak.ts).
       minutes: { type: 'string' },
       concurrency: { type: 'string' },
@@ -136,6 +138,7 @@ async function main() {
     seconds: Number(opts.seconds ?? (quick ? 2 : 5)),
     connections: Number(opts.connections ?? 10),
     backends,
+    only: opts.only ? opts.only.split(',').map((w) => w.trim()).filter(Boolean) : [],
     outDir,
     fixtureDir,
     report: new Report(OUT_DIR),

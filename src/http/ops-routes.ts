@@ -24,6 +24,6 @@ export function registerOpsRoutes(app: FastifyInstance, store: Store, metrics: M
 
   app.get('/metrics', async (_request, reply) => {
     reply.header('Cache-Control', 'no-store');
-    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    return reply.type(metrics.contentType).send(await metrics.text());
   });
 }

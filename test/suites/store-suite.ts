@@ -303,8 +303,10 @@ export function storeSuite(factory: StoreFactory) {
       try {
         const s2 = await other.writeSnapshot(spec(companyId, T2), batches([staged('A', 'changed'), staged('B')]));
         await other.publishSnapshot(s2.snapshotId);
-        // SQLite checks data_version on every lookup: exact. PostgreSQL learns by a
+        // SQLite reads data_version once per turn of the event loop: any request that arrives
+        // after the commit is handled in a later turn, and sees it. PostgreSQL learns by a
         // notification, delivered at commit but read asynchronously: within moments.
+        await new Promise((r) => setImmediate(r));
         const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : 3000);
         let live = await store.findLiveRecord(companyId, 'clientes', 'B');
         while (live?.snapshotId !== s2.snapshotId && Date.now() < deadline) {
