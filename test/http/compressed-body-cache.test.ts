@@ -1,7 +1,7 @@
 /** The compressed-body cache behind gzip and br responses (src/http/api/send-body.ts). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { gunzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { CompressedBodyCache } from '../../src/http/api/send-body.js';
 
 const body = (n: number) => Buffer.from(`{"page":${n},"items":[${'"x",'.repeat(200)}"y"]}`);
@@ -40,4 +40,15 @@ test('evicted and failed prefetches are forgotten', async () => {
   });
   await assert.rejects(cache.get('"bad-gzip"', 'gzip', async () => body(4)));
   assert.equal(cache.takePrefetched('"bad-gzip"'), false);
+});
+
+test('a body given as pieces is compressed as the pieces joined, in gzip and br', async () => {
+  const cache = new CompressedBodyCache(1024 * 1024);
+  // Pieces as a list page has them: an envelope, views of chunks (one empty), the closing bytes.
+  const chunk = Buffer.from('{"id_erp":"C1","nombre":"Ñandú"},'.repeat(3000));
+  const pieces = [Buffer.from('{"ok":true,"items":['), chunk.subarray(0, 40_000), Buffer.alloc(0), chunk.subarray(40_000, chunk.length - 1), Buffer.from(']}')];
+  const joined = Buffer.concat(pieces);
+  assert.deepEqual(gunzipSync(await cache.get('"pieces-gzip"', 'gzip', async () => pieces)), joined);
+  assert.deepEqual(brotliDecompressSync(await cache.get('"pieces-br"', 'br', () => pieces)), joined);
+  assert.deepEqual(gunzipSync(await cache.get('"empty-gzip"', 'gzip', () => [])), Buffer.alloc(0));
 });

@@ -4,13 +4,9 @@
  * bodies are cached by ETag: bodies derive from immutable snapshots, so the
  * same ETag always means the same bytes.
  */
-import { promisify } from 'node:util';
-import { brotliCompress, constants as zlib, gzip } from 'node:zlib';
+import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-
-const gzipAsync = promisify(gzip);
-const brotliAsync = promisify(brotliCompress);
 
 export type Encoding = 'br' | 'gzip' | 'identity';
 
@@ -47,6 +43,41 @@ export function etagMatches(header: string | undefined, etag: string): boolean {
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === bare);
 }
 
+type BodyBytes = Buffer | readonly Buffer[];
+
+/** Output buffers of 64 KiB: a 400 KB compressed page comes out in a few, not in 16 KiB pieces. */
+const COMPRESSED_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * Compresses a body given as pieces by writing them one by one into a zlib
+ * stream (on the thread pool, like zlib.gzip). A list page of several MB is
+ * never joined into one Buffer first: that copy, and the garbage collections
+ * its external memory triggered, made a first gzip download ~15% slower.
+ */
+function compress(pieces: readonly Buffer[], encoding: 'br' | 'gzip'): Promise<Buffer> {
+  let length = 0;
+  for (const p of pieces) length += p.length;
+  const z =
+    encoding === 'br'
+      ? createBrotliCompress({
+          chunkSize: COMPRESSED_CHUNK_BYTES,
+          params: { [zlib.BROTLI_PARAM_QUALITY]: 4, [zlib.BROTLI_PARAM_SIZE_HINT]: length },
+        })
+      : createGzip({ level: 6, chunkSize: COMPRESSED_CHUNK_BYTES });
+  return new Promise((resolve, reject) => {
+    const out: Buffer[] = [];
+    let outLength = 0;
+    z.on('data', (b: Buffer) => {
+      out.push(b);
+      outLength += b.length;
+    });
+    z.once('error', reject);
+    z.once('end', () => resolve(out.length === 1 ? out[0]! : Buffer.concat(out, outLength)));
+    for (const p of pieces) if (p.length > 0) z.write(p);
+    z.end();
+  });
+}
+
 export class CompressedBodyCache {
   private readonly lru = new Map<string, Buffer>();
   private bytes = 0;
@@ -61,7 +92,8 @@ export class CompressedBodyCache {
     return this.lru.has(key);
   }
 
-  async get(key: string, encoding: 'br' | 'gzip', body: () => Buffer | Promise<Buffer>): Promise<Buffer> {
+  /** `body` gives the bytes to compress, as one Buffer or as pieces (which are never joined). */
+  async get(key: string, encoding: 'br' | 'gzip', body: () => BodyBytes | Promise<BodyBytes>): Promise<Buffer> {
     const hit = this.lru.get(key);
     if (hit) {
       this.lru.delete(key);
@@ -70,13 +102,7 @@ export class CompressedBodyCache {
     }
     let p = this.pending.get(key);
     if (!p) {
-      p = Promise.resolve(body()).then((input) =>
-        encoding === 'br'
-          ? brotliAsync(input, {
-              params: { [zlib.BROTLI_PARAM_QUALITY]: 4, [zlib.BROTLI_PARAM_SIZE_HINT]: input.length },
-            })
-          : gzipAsync(input, { level: 6 }),
-      );
+      p = Promise.resolve(body()).then((input) => compress(Buffer.isBuffer(input) ? [input] : input, encoding));
       p.then((out) => this.remember(key, out), () => {}).finally(() => this.pending.delete(key));
       this.pending.set(key, p);
     }
@@ -84,7 +110,7 @@ export class CompressedBodyCache {
   }
 
   /** Starts compressing `key` in the background unless it is cached or under way. */
-  prefetch(key: string, encoding: 'br' | 'gzip', body: () => Promise<Buffer>): void {
+  prefetch(key: string, encoding: 'br' | 'gzip', body: () => Promise<BodyBytes>): void {
     if (this.lru.has(key) || this.pending.has(key)) return;
     this.prefetched.add(key);
     this.get(key, encoding, body).catch(() => this.prefetched.delete(key));
@@ -155,19 +181,14 @@ export async function sendCacheable(
   // through a list: the next page is prepared meanwhile, so a walk stays one page ahead.
   const prepared = compressed.takePrefetched(etag);
   const walking = prepared || !compressed.cached(etag);
-  const out = await compressed.get(etag, encoding, async () => join(await body.pieces()));
-  if (walking && body.next) {
-    const next = body.next;
-    compressed.prefetch(etagOf(next.tag, encoding), encoding, async () => join(await next.pieces()));
-  }
+  const out = await compressed.get(etag, encoding, body.pieces);
+  if (walking && body.next) compressed.prefetch(etagOf(body.next.tag, encoding), encoding, body.next.pieces);
   reply.header('Content-Encoding', encoding);
   return reply.send(out);
 }
 
 /** Every representation has its own strong ETag. */
 const etagOf = (tag: string, enc: Encoding) => `"${enc === 'identity' ? tag : `${tag}-${enc}`}"`;
-
-const join = (pieces: readonly Buffer[]) => (pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces));
 
 /** Bodies at least this large, in several pieces, are written piece by piece instead of joined. */
 const WRITE_PIECES_FROM_BYTES = 16 * 1024;
