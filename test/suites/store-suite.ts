@@ -326,7 +326,7 @@ export function storeSuite(factory: StoreFactory) {
       }
     });
 
-    // A first import streams records in id order straight into chunks while it can (SQLite); these
+    // A first import streams records in id order straight into chunks while it can (both stores); these
     // pin what happens when the order breaks after several chunks were written.
     test('a first import whose ids stop arriving in order midway is still laid out in list order', async () => {
       const companyId = await company();

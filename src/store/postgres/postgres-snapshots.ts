@@ -1,16 +1,24 @@
 /**
  * Snapshot writing and reading for the PostgreSQL adapter. A snapshot is
- * written in one transaction on one connection: records are streamed with
- * binary COPY into a TEMP table (no WAL, dropped at commit), duplicates and
- * changes against the live snapshot are found in SQL, positions are assigned
- * by one `row_number()` pass, and the items are read back in list order
- * through a cursor to lay out chunks, which go in with COPY again. A failure
- * anywhere rolls everything back: nothing is left behind, and nothing is
- * visible to readers until `publish`.
- */
+ * written in one transaction on one connection, in one of two ways:
+ * - In order: a first import (no live snapshot) whose ids arrive in
+ *   increasing byte order, as ERP exports usually do. Every record is new
+ *   and gets the import's time, so arrival order is list order: records and
+ *   chunks go in with binary COPY as they stream in, while the CSV is still
+ *   being parsed.
+ * - Staged: otherwise. Records are streamed with binary COPY into a TEMP
+ *   table (no WAL, dropped at commit), duplicates and changes against the
+ *   live snapshot are found in SQL, positions are assigned by one
+ *   `row_number()` pass, and the items are read back in list order through a
+ *   cursor to lay out chunks, which go in with COPY again. When ids stop
+ *   arriving in order midway, what was written in order is moved to the stage.
+ * A failure anywhere rolls everything back: nothing is left behind, and
+ * nothing is visible to readers until `publish`. */
 import { randomBytes } from 'node:crypto';
 import type { Kind } from '../../domain/kinds.js';
+import { isoTime, utf8Before } from '../../domain/item-renderer.js';
 import { ChunkBuilder, decodeUint32s, encodeUint32s } from '../chunk-builder.js';
+import { LineNumbers } from '../line-numbers.js';
 import { LIVE_CHANNEL } from './postgres-live-listener.js';
 import {
   DEFAULT_TOMBSTONE_RETENTION_MS,
@@ -31,6 +39,8 @@ import { copyIn, CopyEncoder } from './postgres-copy.js';
 
 /** Staged rows handed to COPY at a time… */
 const COPY_FLUSH_BYTES = 1024 * 1024;
+/** …and, written in order, the chunk bytes gathered before one COPY of chunks and one of records. */
+const IN_ORDER_FLUSH_BYTES = 4 * 1024 * 1024;
 /** …and rows read back per cursor fetch while laying out chunks. */
 const FETCH_ROWS = 1000;
 const MAX_DUPLICATES_REPORTED = 10;
@@ -54,13 +64,33 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
          VALUES ($1, $2, $3, $4, 'staging', $5, $6, $7) RETURNING id`,
         [newPublicId(), spec.companyId, spec.kind, spec.importId, Date.now(), JSON.stringify(spec.columns), spec.at],
       ))!;
+      const source = records[Symbol.asyncIterator]();
+      let written: OutOfOrder | null = null;
+      if (!prev) {
+        const inOrder = await writeInOrder(c, snapshotId, spec.at, source).catch(async (err: unknown) => {
+          // Stopped reading early: let the producer (the CSV reader) stop too.
+          await source.return?.().catch(() => {});
+          throw err;
+        });
+        if (!('pending' in inOrder)) {
+          const total = inOrder.count;
+          return { snapshotId, changes: { total, inserted: total, updated: 0, unchanged: 0, deleted: 0, deletedExamples: [] } };
+        }
+        written = inOrder;
+      }
       // `rid` keeps the order records arrived in, to name the first of duplicates.
       await c.run(`CREATE TEMP TABLE stage (
         rid INTEGER NOT NULL, id_erp TEXT COLLATE "C" NOT NULL, line INTEGER NOT NULL,
         hash BYTEA NOT NULL, body TEXT NOT NULL, ts BIGINT NOT NULL) ON COMMIT DROP`);
       // Uncompressed: the rows live for one transaction, and pglz would cost more than it saves.
       await c.run('ALTER TABLE stage ALTER COLUMN body SET STORAGE EXTERNAL');
-      const total = await copyIn(c, 'stage', ['rid', 'id_erp', 'line', 'hash', 'body', 'ts'], encodeStaged(records, spec.at));
+      let total = 0;
+      let rest: AsyncIterable<StagedRecord[]> = { [Symbol.asyncIterator]: () => source };
+      if (written) {
+        total = await moveToStage(c, snapshotId, spec.at, written);
+        rest = prepend(written.pending, source);
+      }
+      total += await copyIn(c, 'stage', ['rid', 'id_erp', 'line', 'hash', 'body', 'ts'], encodeStaged(rest, spec.at, total));
       await rejectDuplicates(c);
       // Temporary tables are never analysed automatically; the joins below need the statistics.
       await c.run('ANALYZE stage');
@@ -72,9 +102,134 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
   );
 }
 
-async function* encodeStaged(records: AsyncIterable<StagedRecord[]>, at: number): AsyncGenerator<Buffer> {
+/** What `writeInOrder` wrote before a batch broke the order, and that batch. */
+interface OutOfOrder {
+  count: number;
+  lines: LineNumbers;
+  pending: StagedRecord[];
+}
+
+/**
+ * Writes records and chunks as they arrive, while ids keep increasing; then
+ * marks the snapshot staged. Stops at the first batch that breaks the order,
+ * with every record before it written (in chunks, the last one partial).
+ */
+async function writeInOrder(
+  c: Conn,
+  snapshotId: number,
+  at: number,
+  source: AsyncIterator<StagedRecord[]>,
+): Promise<{ count: number } | OutOfOrder> {
+  const builder = new ChunkBuilder();
+  const lines = new LineNumbers();
+  let records = new CopyEncoder();
+  let recordCount = 0;
+  let chunks: Chunk[] = [];
+  let chunkBytes = 0;
+  const flush = async () => {
+    if (recordCount > 0) {
+      const bytes = records.take(true);
+      await copyIn(c, 'records', ['snapshot_id', 'id_erp', 'pos', 'actualizado_at', 'hash'], once(bytes));
+      records = new CopyEncoder();
+      recordCount = 0;
+    }
+    await writeChunks(c, snapshotId, chunks);
+    chunks = [];
+    chunkBytes = 0;
+  };
+  const add = (chunk: Chunk | null) => {
+    if (!chunk) return;
+    chunks.push(chunk);
+    chunkBytes += chunk.bytes.length;
+  };
+  let lastId: string | null = null;
+  for (;;) {
+    const next = await source.next();
+    if (next.done) break;
+    const batch = next.value;
+    let ordered = true;
+    for (const r of batch) {
+      if (lastId !== null && !utf8Before(lastId, r.idErp)) {
+        ordered = false;
+        break;
+      }
+      lastId = r.idErp;
+    }
+    if (!ordered) {
+      // Every record written so far goes into a chunk, to be read back into the stage.
+      add(builder.flush());
+      await flush();
+      return { count: builder.count, lines, pending: batch };
+    }
+    for (const r of batch) {
+      records.row(5).int8(snapshotId).text(r.idErp).int4(builder.count).int8(at).bytes(r.hash);
+      recordCount++;
+      lines.push(r.line);
+      add(builder.add(r.body, at));
+    }
+    if (chunkBytes >= IN_ORDER_FLUSH_BYTES || records.size >= IN_ORDER_FLUSH_BYTES) await flush();
+  }
+  add(builder.flush());
+  await flush();
+  await c.run(
+    `UPDATE snapshots SET state = 'staged', record_count = $2, chunk_starts = $3, timeline = $4 WHERE id = $1`,
+    [snapshotId, builder.count, encodeUint32s(builder.chunkStarts()), JSON.stringify(builder.timelineEntries())],
+  );
+  return { count: builder.count };
+}
+
+/**
+ * Moves what `writeInOrder` wrote into the stage: each record's body is its
+ * item in the chunks minus the time every one of them got (`at`). Returns how
+ * many records were moved; their `rid` is their position (their arrival order).
+ */
+async function moveToStage(c: Conn, snapshotId: number, at: number, written: OutOfOrder): Promise<number> {
+  const suffix = isoTime(at).length + 2; // the time and the closing `"}`
+  const id = Number(snapshotId);
+  await c.run(`DECLARE written_chunks NO SCROLL CURSOR FOR SELECT offsets, bytes FROM chunks WHERE snapshot_id = ${id} ORDER BY chunk_no`);
+  await c.run(`DECLARE written_records NO SCROLL CURSOR FOR SELECT id_erp, hash FROM records WHERE snapshot_id = ${id} ORDER BY pos`);
+  let pos = 0;
+  for (;;) {
+    const chunks = await c.rows<{ offsets: Buffer; bytes: Buffer }>('FETCH 16 FROM written_chunks');
+    if (chunks.length === 0) break;
+    const enc = new CopyEncoder();
+    for (const chunk of chunks) {
+      const offsets = decodeUint32s(chunk.offsets);
+      const count = offsets.length - 1;
+      const refs = await c.rows<{ id_erp: string; hash: Buffer }>(`FETCH ${count} FROM written_records`);
+      for (let k = 0; k < count; k++) {
+        const body = chunk.bytes.subarray(offsets[k]!, offsets[k + 1]! - 1 - suffix);
+        enc.row(6).int4(pos).text(refs[k]!.id_erp).int4(written.lines.at(pos)).bytes(refs[k]!.hash).bytes(body).int8(at);
+        pos++;
+      }
+    }
+    await copyIn(c, 'stage', ['rid', 'id_erp', 'line', 'hash', 'body', 'ts'], once(enc.take(true)));
+  }
+  await c.run('CLOSE written_chunks');
+  await c.run('CLOSE written_records');
+  if (pos !== written.count) throw new Error(`snapshot ${snapshotId}: moved ${pos} of ${written.count} records to the stage`);
+  await c.run('DELETE FROM records WHERE snapshot_id = $1', [snapshotId]);
+  await c.run('DELETE FROM chunks WHERE snapshot_id = $1', [snapshotId]);
+  return pos;
+}
+
+async function* once(bytes: Buffer): AsyncGenerator<Buffer> {
+  yield bytes;
+}
+
+/** `first`, then the rest of `source`. */
+async function* prepend<T>(first: T, source: AsyncIterator<T>): AsyncGenerator<T> {
+  yield first;
+  for (;;) {
+    const next = await source.next();
+    if (next.done) return;
+    yield next.value;
+  }
+}
+
+async function* encodeStaged(records: AsyncIterable<StagedRecord[]>, at: number, firstRid: number): AsyncGenerator<Buffer> {
   const enc = new CopyEncoder();
-  let rid = 0;
+  let rid = firstRid;
   for await (const batch of records) {
     // Binary COPY of text is its UTF-8 bytes: the body goes in as rendered.
     for (const r of batch) enc.row(6).int4(rid++).text(r.idErp).int4(r.line).bytes(r.hash).bytes(r.body).int8(at);

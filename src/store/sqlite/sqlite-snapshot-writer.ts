@@ -23,6 +23,7 @@ import { ChunkBuilder, decodeUint32s, encodeUint32s } from '../chunk-builder.js'
 import type { Chunk, SnapshotSpec, StagedRecord, StagedSnapshot } from '../store.js';
 import { discardSnapshot, newPublicId } from './sqlite-snapshots.js';
 import { Stage } from './sqlite-stage.js';
+import { LineNumbers } from '../line-numbers.js';
 
 /** Rows of `records` per INSERT statement (SQLite allows 32,766 parameters). */
 const RECORDS_PER_INSERT = 50;
@@ -199,23 +200,4 @@ function moveToStage(db: Database, layout: Layout, stage: Stage, lines: LineNumb
     lastId = refs[refs.length - 1]!.id_erp;
   }
   layout.reset();
-}
-
-/** A growing list of line numbers, 4 bytes each (a JS array of numbers takes 8 and more). */
-class LineNumbers {
-  private values = new Uint32Array(4096);
-  private length = 0;
-
-  push(line: number) {
-    if (this.length === this.values.length) {
-      const next = new Uint32Array(this.values.length * 2);
-      next.set(this.values);
-      this.values = next;
-    }
-    this.values[this.length++] = line;
-  }
-
-  at(i: number): number {
-    return this.values[i]!;
-  }
 }
