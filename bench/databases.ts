@@ -17,6 +17,11 @@ export interface BenchDatabase {
   url: string;
   /** For SQLite, the file. */
   path: string | null;
+  /**
+   * After a bulk load: on PostgreSQL, VACUUM (ANALYZE) now, so that autovacuum does not
+   * start on the fresh tables in the middle of a measurement (it shares the same 2 cores).
+   */
+  settle(): Promise<void>;
   drop(): Promise<void>;
 }
 
@@ -41,16 +46,22 @@ export async function freshDatabase(backend: Backend, dir: string): Promise<Benc
     const folder = join(dir, name);
     mkdirSync(folder, { recursive: true });
     const path = join(folder, 'mirador.db');
-    return { backend, url: `sqlite:${path}`, path, drop: async () => rmSync(folder, { recursive: true, force: true }) };
+    return { backend, url: `sqlite:${path}`, path, settle: async () => {}, drop: async () => rmSync(folder, { recursive: true, force: true }) };
   }
   await admin(`CREATE DATABASE ${name}`);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
-  return { backend, url: url.toString(), path: null, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return {
+    backend,
+    url: url.toString(),
+    path: null,
+    settle: () => admin('VACUUM (ANALYZE)', url.toString()),
+    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
 }
 
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
+async function admin(sql: string, connectionString = ADMIN_URL): Promise<void> {
+  const client = new pg.Client({ connectionString });
   await client.connect();
   try {
     await client.query(sql);

@@ -52,7 +52,9 @@ class Datasets {
       p = (async () => {
         const db = await freshDatabase(backend, this.ctx.outDir);
         process.stdout.write(`loading ${this.ctx.customers.toLocaleString('en')} customers and the other kinds into ${backend}…\n`);
-        return { db, data: await loadDataset(db.url, this.ctx.customers, this.ctx.fixtureDir) };
+        const data = await loadDataset(db.url, this.ctx.customers, this.ctx.fixtureDir);
+        await db.settle();
+        return { db, data };
       })();
       this.loaded.set(backend, p);
     }

@@ -13,10 +13,11 @@ const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 
 /** Encodes rows in the binary COPY format into a growing buffer, taken in pieces. */
 export class CopyEncoder {
-  private buf = Buffer.allocUnsafe(256 * 1024);
+  private buf: Buffer;
   private len = 0;
 
-  constructor() {
+  constructor(initialBytes = 256 * 1024) {
+    this.buf = Buffer.allocUnsafe(initialBytes);
     this.ensure(SIGNATURE.length + 8);
     SIGNATURE.copy(this.buf, 0);
     this.len = SIGNATURE.length;
@@ -51,6 +52,13 @@ export class CopyEncoder {
     this.len = this.buf.writeInt32BE(b.length, this.len);
     this.buf.set(b, this.len);
     this.len += b.length;
+    return this;
+  }
+
+  /** The length of a bytes value whose `n` bytes the caller sends next, as a piece of its own. */
+  bytesFollow(n: number): this {
+    this.ensure(4);
+    this.len = this.buf.writeInt32BE(n, this.len);
     return this;
   }
 
