@@ -19,6 +19,14 @@ import { openUploadRowsInThread } from './upload-thread.js';
  * tens of milliseconds, which only pays off on files of a few MiB.
  */
 export const THREAD_FROM_BYTES = 4 * 1024 * 1024;
+/**
+ * On PostgreSQL the writer, not the parser, bounds an import, and the writer
+ * holds more memory (COPY buffers, the pg connection): the parsing thread's
+ * young generation is capped there. Measured on 1,430,000 rows (1 GiB): peak
+ * RSS 292 -> 254 MB for the same wall time. On SQLite the parser bounds the
+ * import and the same cap cost ~20% of its speed, so V8's default stays.
+ */
+const PARSER_YOUNG_GENERATION_MB_POSTGRES = 8;
 
 export interface ApplyOptions {
   /** Called after each batch with rows and raw bytes read so far. */
@@ -59,7 +67,7 @@ export async function applyImport(store: Store, job: ImportJob, options: ApplyOp
     const upload = { kind: job.kind, override: await store.getMapping(job.companyId, job.kind), maxCellBytes: options.maxCellBytes };
     const source = store.readImportFile(job.id);
     rows = job.sizeBytes >= (options.threadFromBytes ?? THREAD_FROM_BYTES)
-      ? await openUploadRowsInThread(source, upload)
+      ? await openUploadRowsInThread(source, upload, store.backend === 'postgres' ? PARSER_YOUNG_GENERATION_MB_POSTGRES : undefined)
       : await openUploadRows(source, upload);
     const { head } = rows;
     report.encoding = head.encoding;
