@@ -52,3 +52,13 @@ test('a body given as pieces is compressed as the pieces joined, in gzip and br'
   assert.deepEqual(brotliDecompressSync(await cache.get('"pieces-br"', 'br', () => pieces)), joined);
   assert.deepEqual(gunzipSync(await cache.get('"empty-gzip"', 'gzip', () => [])), Buffer.alloc(0));
 });
+
+test('a small compressed body is its own bytes, not a view of a larger buffer it would keep alive', async () => {
+  const cache = new CompressedBodyCache(1024 * 1024);
+  const gz = await cache.get('"small-gzip"', 'gzip', () => body(5));
+  const br = await cache.get('"small-br"', 'br', () => body(5));
+  assert.deepEqual(gunzipSync(gz), body(5));
+  assert.deepEqual(brotliDecompressSync(br), body(5));
+  // A view into zlib's output buffer would span the whole buffer (16 KiB or more).
+  for (const out of [gz, br]) assert.ok(out.buffer.byteLength <= 8192, `backed by ${out.buffer.byteLength} bytes for a ${out.length}-byte body`);
+});

@@ -45,8 +45,10 @@ export function etagMatches(header: string | undefined, etag: string): boolean {
 
 type BodyBytes = Buffer | readonly Buffer[];
 
-/** Output buffers of 64 KiB: a 400 KB compressed page comes out in a few, not in 16 KiB pieces. */
+/** Output buffers of 64 KiB for large bodies: a 400 KB compressed page comes out in a few pieces, not in 16 KiB ones. */
 const COMPRESSED_CHUNK_BYTES = 64 * 1024;
+/** zlib's default, for bodies whose compressed form fits in one. */
+const SMALL_COMPRESSED_CHUNK_BYTES = 16 * 1024;
 
 /**
  * Compresses a body given as pieces by writing them one by one into a zlib
@@ -57,13 +59,14 @@ const COMPRESSED_CHUNK_BYTES = 64 * 1024;
 function compress(pieces: readonly Buffer[], encoding: 'br' | 'gzip'): Promise<Buffer> {
   let length = 0;
   for (const p of pieces) length += p.length;
+  const chunkSize = length > COMPRESSED_CHUNK_BYTES ? COMPRESSED_CHUNK_BYTES : SMALL_COMPRESSED_CHUNK_BYTES;
   const z =
     encoding === 'br'
       ? createBrotliCompress({
-          chunkSize: COMPRESSED_CHUNK_BYTES,
+          chunkSize,
           params: { [zlib.BROTLI_PARAM_QUALITY]: 4, [zlib.BROTLI_PARAM_SIZE_HINT]: length },
         })
-      : createGzip({ level: 6, chunkSize: COMPRESSED_CHUNK_BYTES });
+      : createGzip({ level: 6, chunkSize });
   return new Promise((resolve, reject) => {
     const out: Buffer[] = [];
     let outLength = 0;
@@ -72,7 +75,9 @@ function compress(pieces: readonly Buffer[], encoding: 'br' | 'gzip'): Promise<B
       outLength += b.length;
     });
     z.once('error', reject);
-    z.once('end', () => resolve(out.length === 1 ? out[0]! : Buffer.concat(out, outLength)));
+    // Always copied out: the pieces are views of zlib's output buffers, and a cached 1 KB
+    // body must not keep a whole buffer alive.
+    z.once('end', () => resolve(Buffer.concat(out, outLength)));
     for (const p of pieces) if (p.length > 0) z.write(p);
     z.end();
   });
