@@ -89,6 +89,18 @@ export class ChunkBuilder {
   }
 }
 
+/**
+ * The bodies of a chunk's items as `ChunkBuilder.add` was given them: each
+ * item without the time (`at`, the same for all of them) and the tail it
+ * appended. Views of `bytes`, no copies.
+ */
+export function itemBodies(offsets: Uint32Array, bytes: Buffer, at: number): Buffer[] {
+  const appended = isoTime(at).length + ITEM_TAIL_BYTES.length + 1; // and the comma before the next item
+  const out: Buffer[] = new Array(offsets.length - 1);
+  for (let k = 0; k < out.length; k++) out[k] = bytes.subarray(offsets[k]!, offsets[k + 1]! - appended);
+  return out;
+}
+
 export function encodeUint32s(values: Uint32Array): Buffer {
   const out = Buffer.alloc(values.length * 4);
   for (let i = 0; i < values.length; i++) out.writeUInt32LE(values[i]!, i * 4);

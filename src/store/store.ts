@@ -95,6 +95,11 @@ export interface SnapshotChanges {
   deletedExamples: string[];
 }
 
+/** The changes of a snapshot written with no live one before it: every record is new. */
+export function allInserted(total: number): SnapshotChanges {
+  return { total, inserted: total, updated: 0, unchanged: 0, deleted: 0, deletedExamples: [] };
+}
+
 /** A staged snapshot: written, not yet live. */
 export interface StagedSnapshot {
   snapshotId: number;

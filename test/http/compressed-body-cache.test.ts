@@ -11,7 +11,7 @@ test('a prefetched body is reported as prepared ahead once, so a walking client 
   let compressed = 0;
   const source = (n: number) => async () => {
     compressed++;
-    return body(n);
+    return [body(n)];
   };
   cache.prefetch('"p1-gzip"', 'gzip', source(1));
   // Asked for while still under way: the same compression is awaited, not a second one.
@@ -31,14 +31,14 @@ test('a prefetched body is reported as prepared ahead once, so a walking client 
 
 test('evicted and failed prefetches are forgotten', async () => {
   const cache = new CompressedBodyCache(1); // nothing fits
-  cache.prefetch('"big-gzip"', 'gzip', async () => body(3));
-  await cache.get('"big-gzip"', 'gzip', async () => body(3));
+  cache.prefetch('"big-gzip"', 'gzip', async () => [body(3)]);
+  await cache.get('"big-gzip"', 'gzip', async () => [body(3)]);
   assert.equal(cache.cached('"big-gzip"'), false);
   assert.equal(cache.takePrefetched('"big-gzip"'), false);
   cache.prefetch('"bad-gzip"', 'gzip', async () => {
     throw new Error('store unavailable');
   });
-  await assert.rejects(cache.get('"bad-gzip"', 'gzip', async () => body(4)));
+  await assert.rejects(cache.get('"bad-gzip"', 'gzip', async () => [body(4)]));
   assert.equal(cache.takePrefetched('"bad-gzip"'), false);
 });
 
@@ -55,8 +55,8 @@ test('a body given as pieces is compressed as the pieces joined, in gzip and br'
 
 test('a small compressed body is its own bytes, not a view of a larger buffer it would keep alive', async () => {
   const cache = new CompressedBodyCache(1024 * 1024);
-  const gz = await cache.get('"small-gzip"', 'gzip', () => body(5));
-  const br = await cache.get('"small-br"', 'br', () => body(5));
+  const gz = await cache.get('"small-gzip"', 'gzip', () => [body(5)]);
+  const br = await cache.get('"small-br"', 'br', () => [body(5)]);
   assert.deepEqual(gunzipSync(gz), body(5));
   assert.deepEqual(brotliDecompressSync(br), body(5));
   // A view into zlib's output buffer would span the whole buffer (16 KiB or more).

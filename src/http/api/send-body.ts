@@ -43,7 +43,8 @@ export function etagMatches(header: string | undefined, etag: string): boolean {
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === bare);
 }
 
-type BodyBytes = Buffer | readonly Buffer[];
+/** A body as the pieces it is made of (envelope, chunk slices): never joined to be compressed. */
+type Pieces = readonly Buffer[];
 
 /** Output buffers of 64 KiB for large bodies: a 400 KB compressed page comes out in a few pieces, not in 16 KiB ones. */
 const COMPRESSED_CHUNK_BYTES = 64 * 1024;
@@ -56,7 +57,7 @@ const SMALL_COMPRESSED_CHUNK_BYTES = 16 * 1024;
  * never joined into one Buffer first: that copy, and the garbage collections
  * its external memory triggered, made a first gzip download ~15% slower.
  */
-function compress(pieces: readonly Buffer[], encoding: 'br' | 'gzip'): Promise<Buffer> {
+function compress(pieces: Pieces, encoding: 'br' | 'gzip'): Promise<Buffer> {
   let length = 0;
   for (const p of pieces) length += p.length;
   const chunkSize = length > COMPRESSED_CHUNK_BYTES ? COMPRESSED_CHUNK_BYTES : SMALL_COMPRESSED_CHUNK_BYTES;
@@ -97,8 +98,7 @@ export class CompressedBodyCache {
     return this.lru.has(key);
   }
 
-  /** `body` gives the bytes to compress, as one Buffer or as pieces (which are never joined). */
-  async get(key: string, encoding: 'br' | 'gzip', body: () => BodyBytes | Promise<BodyBytes>): Promise<Buffer> {
+  async get(key: string, encoding: 'br' | 'gzip', body: () => Pieces | Promise<Pieces>): Promise<Buffer> {
     const hit = this.lru.get(key);
     if (hit) {
       this.lru.delete(key);
@@ -107,7 +107,7 @@ export class CompressedBodyCache {
     }
     let p = this.pending.get(key);
     if (!p) {
-      p = Promise.resolve(body()).then((input) => compress(Buffer.isBuffer(input) ? [input] : input, encoding));
+      p = Promise.resolve(body()).then((pieces) => compress(pieces, encoding));
       p.then((out) => this.remember(key, out), () => {}).finally(() => this.pending.delete(key));
       this.pending.set(key, p);
     }
@@ -115,7 +115,7 @@ export class CompressedBodyCache {
   }
 
   /** Starts compressing `key` in the background unless it is cached or under way. */
-  prefetch(key: string, encoding: 'br' | 'gzip', body: () => Promise<BodyBytes>): void {
+  prefetch(key: string, encoding: 'br' | 'gzip', body: () => Promise<Pieces>): void {
     if (this.lru.has(key) || this.pending.has(key)) return;
     this.prefetched.add(key);
     this.get(key, encoding, body).catch(() => this.prefetched.delete(key));

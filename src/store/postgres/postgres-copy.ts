@@ -99,7 +99,12 @@ export class CopyEncoder {
  * table (columns) FROM STDIN` on `conn`, with backpressure. When `data`
  * throws, the COPY is aborted and the error rethrown as is.
  */
-export async function copyIn(conn: Conn, table: string, columns: readonly string[], data: AsyncIterable<Buffer>): Promise<number> {
+export async function copyIn(
+  conn: Conn,
+  table: string,
+  columns: readonly string[],
+  data: AsyncIterable<Buffer> | Iterable<Buffer>,
+): Promise<number> {
   const stream = conn.client.query(copyStreams.from(`COPY ${table} (${columns.join(', ')}) FROM STDIN (FORMAT binary)`));
   try {
     await pipeline(Readable.from(data, { objectMode: false }), stream);

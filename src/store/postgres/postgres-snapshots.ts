@@ -13,14 +13,15 @@
  *   cursor to lay out chunks, which go in with COPY again. When ids stop
  *   arriving in order midway, what was written in order is moved to the stage.
  * A failure anywhere rolls everything back: nothing is left behind, and
- * nothing is visible to readers until `publish`. */
+ * nothing is visible to readers until `publish`.
+ */
 import { randomBytes } from 'node:crypto';
 import type { Kind } from '../../domain/kinds.js';
-import { isoTime, utf8Before } from '../../domain/item-renderer.js';
-import { ChunkBuilder, decodeUint32s, encodeUint32s } from '../chunk-builder.js';
-import { LineNumbers } from '../line-numbers.js';
+import { ChunkBuilder, decodeUint32s, encodeUint32s, itemBodies } from '../chunk-builder.js';
+import { IncreasingIds, LineNumbers } from '../arrival-order.js';
 import { LIVE_CHANNEL } from './postgres-live-listener.js';
 import {
+  allInserted,
   DEFAULT_TOMBSTONE_RETENTION_MS,
   DuplicateIdError,
   type SnapshotRef,
@@ -79,10 +80,7 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
           await source.return?.().catch(() => {});
           throw err;
         });
-        if (!('pending' in inOrder)) {
-          const total = inOrder.count;
-          return { snapshotId, changes: { total, inserted: total, updated: 0, unchanged: 0, deleted: 0, deletedExamples: [] } };
-        }
+        if (!('pending' in inOrder)) return { snapshotId, changes: allInserted(inOrder.count) };
         written = inOrder;
       }
       // `rid` keeps the order records arrived in, to name the first of duplicates.
@@ -135,8 +133,7 @@ async function writeInOrder(
   let chunkBytes = 0;
   const flush = async () => {
     if (recordCount > 0) {
-      const bytes = records.take(true);
-      await copyIn(c, 'records', ['snapshot_id', 'id_erp', 'pos', 'actualizado_at', 'hash'], once(bytes));
+      await copyIn(c, 'records', ['snapshot_id', 'id_erp', 'pos', 'actualizado_at', 'hash'], [records.take(true)]);
       records = new CopyEncoder(IN_ORDER_RECORDS_BUFFER);
       recordCount = 0;
     }
@@ -149,20 +146,12 @@ async function writeInOrder(
     chunks.push(chunk);
     chunkBytes += chunk.bytes.length;
   };
-  let lastId: string | null = null;
+  const order = new IncreasingIds();
   for (;;) {
     const next = await source.next();
     if (next.done) break;
     const batch = next.value;
-    let ordered = true;
-    for (const r of batch) {
-      if (lastId !== null && !utf8Before(lastId, r.idErp)) {
-        ordered = false;
-        break;
-      }
-      lastId = r.idErp;
-    }
-    if (!ordered) {
+    if (!order.continues(batch)) {
       // Every record written so far goes into a chunk, to be read back into the stage.
       add(builder.flush());
       await flush();
@@ -178,11 +167,16 @@ async function writeInOrder(
   }
   add(builder.flush());
   await flush();
+  await markStaged(c, snapshotId, builder);
+  return { count: builder.count };
+}
+
+/** Records the laid-out snapshot's description, and that it is complete. */
+async function markStaged(c: Conn, snapshotId: number, builder: ChunkBuilder) {
   await c.run(
     `UPDATE snapshots SET state = 'staged', record_count = $2, chunk_starts = $3, timeline = $4 WHERE id = $1`,
     [snapshotId, builder.count, encodeUint32s(builder.chunkStarts()), JSON.stringify(builder.timelineEntries())],
   );
-  return { count: builder.count };
 }
 
 /**
@@ -191,7 +185,6 @@ async function writeInOrder(
  * many records were moved; their `rid` is their position (their arrival order).
  */
 async function moveToStage(c: Conn, snapshotId: number, at: number, written: OutOfOrder): Promise<number> {
-  const suffix = isoTime(at).length + 2; // the time and the closing `"}`
   const id = Number(snapshotId);
   await c.run(`DECLARE written_chunks NO SCROLL CURSOR FOR SELECT offsets, bytes FROM chunks WHERE snapshot_id = ${id} ORDER BY chunk_no`);
   await c.run(`DECLARE written_records NO SCROLL CURSOR FOR SELECT id_erp, hash FROM records WHERE snapshot_id = ${id} ORDER BY pos`);
@@ -201,16 +194,14 @@ async function moveToStage(c: Conn, snapshotId: number, at: number, written: Out
     if (chunks.length === 0) break;
     const enc = new CopyEncoder();
     for (const chunk of chunks) {
-      const offsets = decodeUint32s(chunk.offsets);
-      const count = offsets.length - 1;
-      const refs = await c.rows<{ id_erp: string; hash: Buffer }>(`FETCH ${count} FROM written_records`);
-      for (let k = 0; k < count; k++) {
-        const body = chunk.bytes.subarray(offsets[k]!, offsets[k + 1]! - 1 - suffix);
+      const bodies = itemBodies(decodeUint32s(chunk.offsets), chunk.bytes, at);
+      const refs = await c.rows<{ id_erp: string; hash: Buffer }>(`FETCH ${bodies.length} FROM written_records`);
+      for (const [k, body] of bodies.entries()) {
         enc.row(6).int4(pos).text(refs[k]!.id_erp).int4(written.lines.at(pos)).bytes(refs[k]!.hash).bytes(body).int8(at);
         pos++;
       }
     }
-    await copyIn(c, 'stage', ['rid', 'id_erp', 'line', 'hash', 'body', 'ts'], once(enc.take(true)));
+    await copyIn(c, 'stage', ['rid', 'id_erp', 'line', 'hash', 'body', 'ts'], [enc.take(true)]);
   }
   await c.run('CLOSE written_chunks');
   await c.run('CLOSE written_records');
@@ -218,10 +209,6 @@ async function moveToStage(c: Conn, snapshotId: number, at: number, written: Out
   await c.run('DELETE FROM records WHERE snapshot_id = $1', [snapshotId]);
   await c.run('DELETE FROM chunks WHERE snapshot_id = $1', [snapshotId]);
   return pos;
-}
-
-async function* once(bytes: Buffer): AsyncGenerator<Buffer> {
-  yield bytes;
 }
 
 /** `first`, then the rest of `source`. */
@@ -258,7 +245,7 @@ async function rejectDuplicates(c: Conn) {
 }
 
 async function detectChanges(c: Conn, total: number, prev: number | null): Promise<SnapshotChanges> {
-  if (prev === null) return { total, inserted: total, updated: 0, unchanged: 0, deleted: 0, deletedExamples: [] };
+  if (prev === null) return allInserted(total);
   const { matched, unchanged } = (await c.one<{ matched: number; unchanged: number }>(
     `SELECT count(*) AS matched, count(*) FILTER (WHERE r.hash = s.hash) AS unchanged
      FROM stage s JOIN records r ON r.snapshot_id = $1 AND r.id_erp = s.id_erp`,
@@ -323,10 +310,7 @@ async function layOut(c: Conn, snapshotId: number, total: number) {
   const last = builder.flush();
   if (last) await writeChunks(c, snapshotId, [last]);
   if (builder.count !== total) throw new Error(`snapshot ${snapshotId}: laid out ${builder.count} of ${total} records`);
-  await c.run(
-    `UPDATE snapshots SET state = 'staged', record_count = $2, chunk_starts = $3, timeline = $4 WHERE id = $1`,
-    [snapshotId, builder.count, encodeUint32s(builder.chunkStarts()), JSON.stringify(builder.timelineEntries())],
-  );
+  await markStaged(c, snapshotId, builder);
 }
 
 async function writeChunks(c: Conn, snapshotId: number, chunks: Chunk[]) {

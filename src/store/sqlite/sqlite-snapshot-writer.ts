@@ -18,12 +18,11 @@
  * commit checkpoints what is left, in this thread.
  */
 import type { Database } from 'better-sqlite3';
-import { isoTime, utf8Before } from '../../domain/item-renderer.js';
-import { ChunkBuilder, decodeUint32s, encodeUint32s } from '../chunk-builder.js';
-import type { Chunk, SnapshotSpec, StagedRecord, StagedSnapshot } from '../store.js';
+import { ChunkBuilder, decodeUint32s, encodeUint32s, itemBodies } from '../chunk-builder.js';
+import { allInserted, type Chunk, type SnapshotSpec, type StagedRecord, type StagedSnapshot } from '../store.js';
+import { IncreasingIds, LineNumbers } from '../arrival-order.js';
 import { discardSnapshot, newPublicId } from './sqlite-snapshots.js';
 import { Stage } from './sqlite-stage.js';
-import { LineNumbers } from '../line-numbers.js';
 
 /** Rows of `records` per INSERT statement (SQLite allows 32,766 parameters). */
 const RECORDS_PER_INSERT = 50;
@@ -56,17 +55,11 @@ export async function writeSnapshot(
   try {
     let inOrder = prev === null;
     if (!inOrder) stage = new Stage(db, dbPath, snapshotId);
-    let lastId: string | null = null;
-    /** Source lines of the records written in order, should they have to be staged after all. */
+    const order = new IncreasingIds();
     const lines = new LineNumbers();
     for await (const batch of records) {
       if (inOrder) {
-        const sorted = batch.every((r) => {
-          const ok = lastId === null || utf8Before(lastId, r.idErp);
-          lastId = r.idErp;
-          return ok;
-        });
-        if (sorted) {
+        if (order.continues(batch)) {
           db.transaction(() => layout.addAll(batch, spec.at))();
           for (const r of batch) lines.push(r.line);
           continue;
@@ -79,7 +72,7 @@ export async function writeSnapshot(
     }
     let changes;
     if (stage === null) {
-      changes = { total: layout.count, inserted: layout.count, updated: 0, unchanged: 0, deleted: 0, deletedExamples: [] };
+      changes = allInserted(layout.count);
     } else {
       stage.checkDuplicates();
       changes = stage.detectChanges(prev);
@@ -176,7 +169,6 @@ class Layout {
  */
 function moveToStage(db: Database, layout: Layout, stage: Stage, lines: LineNumbers, at: number) {
   db.transaction(() => layout.flushChunk())(); // the partial last chunk: every record is in a chunk
-  const suffix = isoTime(at).length + 2; // the time and the closing `"}`
   const chunkAt = db.prepare('SELECT offsets, bytes FROM chunks WHERE snapshot_id = ? AND chunk_no = ?');
   // In order, position order is id order: read records by id, on the primary key.
   const recordsAfter = db.prepare('SELECT id_erp, hash FROM records WHERE snapshot_id = ? AND id_erp > ? ORDER BY id_erp LIMIT ?');
@@ -186,15 +178,10 @@ function moveToStage(db: Database, layout: Layout, stage: Stage, lines: LineNumb
   for (let chunkNo = 0; ; chunkNo++) {
     const chunk = chunkAt.get(id, chunkNo) as { offsets: Buffer; bytes: Buffer } | undefined;
     if (!chunk) break;
-    const offsets = decodeUint32s(chunk.offsets);
-    const count = offsets.length - 1;
+    const bodies = itemBodies(decodeUint32s(chunk.offsets), chunk.bytes, at);
+    const count = bodies.length;
     const refs = recordsAfter.all(id, lastId, count) as { id_erp: string; hash: Buffer }[];
-    const batch = refs.map((r, k) => ({
-      idErp: r.id_erp,
-      hash: r.hash,
-      body: chunk.bytes.subarray(offsets[k]!, offsets[k + 1]! - 1 - suffix),
-      line: lines.at(pos + k),
-    }));
+    const batch = refs.map((r, k) => ({ idErp: r.id_erp, hash: r.hash, body: bodies[k]!, line: lines.at(pos + k) }));
     db.transaction(() => stage.add(batch, at))();
     pos += count;
     lastId = refs[refs.length - 1]!.id_erp;

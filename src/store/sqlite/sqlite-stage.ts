@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Database, Statement } from 'better-sqlite3';
-import { DuplicateIdError, type SnapshotChanges } from '../store.js';
+import { allInserted, DuplicateIdError, type SnapshotChanges } from '../store.js';
 
 const MAX_DUPLICATES_REPORTED = 10;
 /** Bodies are appended to the file through a buffer this large. */
@@ -85,7 +85,7 @@ export class Stage {
   detectChanges(prev: number | null): SnapshotChanges {
     const { db, table } = this;
     const total = db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
-    if (prev === null) return { total, inserted: total, updated: 0, unchanged: 0, deleted: 0, deletedExamples: [] };
+    if (prev === null) return allInserted(total);
     const unchanged = db
       .prepare(
         `UPDATE ${table} SET ts = r.actualizado_at FROM main.records r
