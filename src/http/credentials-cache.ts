@@ -45,9 +45,25 @@ export class CredentialsCache {
   async verify(token: string, scope: CredentialScope): Promise<Credential | null> {
     const parsed = parseCredential(token);
     if (!parsed || parsed.scope !== scope) return null;
-    const credential = await this.lookup(parsed.prefix);
+    return this.check(parsed.secret, await this.lookup(parsed.prefix), scope);
+  }
+
+  /**
+   * What `verify` would answer, when it can be told without the store (the
+   * key's entry is cached and fresh); undefined otherwise. The secret is
+   * checked the same way, hash and constant-time comparison.
+   */
+  verifyCached(token: string, scope: CredentialScope): Credential | null | undefined {
+    const parsed = parseCredential(token);
+    if (!parsed || parsed.scope !== scope) return null;
+    const hit = this.entries.get(parsed.prefix);
+    if (!hit || Date.now() - hit.fetchedAt >= this.ttlMs) return undefined;
+    return this.check(parsed.secret, hit.credential, scope);
+  }
+
+  private check(secret: string, credential: Credential | null, scope: CredentialScope): Credential | null {
     if (!credential || credential.scope !== scope || credential.revokedAt) return null;
-    if (!secretMatches(parsed.secret, credential.secretHash)) return null;
+    if (!secretMatches(secret, credential.secretHash)) return null;
     this.lastUsed.set(credential.prefix, Date.now());
     return credential;
   }

@@ -25,6 +25,10 @@ export interface RateCounter {
   increment(subject: string, window: number): Promise<number>;
   /** The count so far, without counting. */
   peek(subject: string, window: number): Promise<number>;
+  /** `peek`, when the count is in this process (no promise); absent for shared counters. */
+  peekNow?(subject: string, window: number): number;
+  /** `increment`, when the count is in this process. */
+  incrementNow?(subject: string, window: number): number;
   close(): Promise<void>;
 }
 
@@ -41,13 +45,21 @@ export class MemoryCounter implements RateCounter {
   }
 
   async increment(subject: string, window: number): Promise<number> {
+    return this.incrementNow(subject, window);
+  }
+
+  async peek(subject: string, window: number): Promise<number> {
+    return this.peekNow(subject, window);
+  }
+
+  incrementNow(subject: string, window: number): number {
     this.roll(window);
     const n = (this.counts.get(subject) ?? 0) + 1;
     this.counts.set(subject, n);
     return n;
   }
 
-  async peek(subject: string, window: number): Promise<number> {
+  peekNow(subject: string, window: number): number {
     this.roll(window);
     return this.counts.get(subject) ?? 0;
   }
@@ -105,6 +117,30 @@ export class RateLimiter {
   /** Sets the RateLimit headers without counting (for 304s). */
   async observe(reply: FastifyReply, subject: string): Promise<void> {
     this.annotate(reply, await this.read(subject, false));
+  }
+
+  /**
+   * `charge` without a promise, when the count is kept in this process and
+   * the request is within the limit: true once counted and annotated. False
+   * (nothing counted, nothing set) when it cannot be told now or the request
+   * would be refused: the caller then takes `charge`, which throws the 429.
+   */
+  chargeNow(reply: FastifyReply, subject: string): boolean {
+    const counter = this.counter;
+    if (!counter.incrementNow) return false;
+    const window = Math.floor(Date.now() / WINDOW_MS);
+    if (counter.peekNow!(subject, window) >= this.limit) return false;
+    this.annotate(reply, { limit: this.limit, used: counter.incrementNow(subject, window), resetAt: (window + 1) * WINDOW_MS });
+    return true;
+  }
+
+  /** `observe` without a promise; false (nothing set) when the count is not in this process. */
+  observeNow(reply: FastifyReply, subject: string): boolean {
+    const counter = this.counter;
+    if (!counter.peekNow) return false;
+    const window = Math.floor(Date.now() / WINDOW_MS);
+    this.annotate(reply, { limit: this.limit, used: counter.peekNow(subject, window), resetAt: (window + 1) * WINDOW_MS });
+    return true;
   }
 
   close() {

@@ -81,10 +81,19 @@ export class SandboxSnapshots implements ChunkSource {
   }
 
   async meta(snapshotId: number): Promise<SnapshotMeta | null> {
-    return Object.values(this.byKind).find((s) => s.meta.id === snapshotId)?.meta ?? null;
+    return this.cachedMeta(snapshotId) ?? null;
   }
 
   async chunks(meta: SnapshotMeta, from: number, to: number): Promise<Chunk[]> {
+    return this.cachedChunks(meta, from, to);
+  }
+
+  /** The sandbox lives in memory: always known. */
+  cachedMeta(snapshotId: number): SnapshotMeta | undefined {
+    return Object.values(this.byKind).find((s) => s.meta.id === snapshotId)?.meta;
+  }
+
+  cachedChunks(meta: SnapshotMeta, from: number, to: number): Chunk[] {
     return this.byKind[meta.kind].chunks.slice(from, to + 1);
   }
 }

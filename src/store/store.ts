@@ -323,6 +323,13 @@ export interface Store {
    * if (live?.record) readItem(live.snapshotId, live.record.pos);
    */
   findLiveRecord(companyId: number, kind: Kind, idErp: string): Promise<{ snapshotId: number; record: RecordRef | null } | null>;
+  /**
+   * What `findLiveRecord` would answer, when the store can tell without
+   * waiting (SQLite always; PostgreSQL from the pointers and positions it
+   * keeps in memory while it listens for publications); undefined when it
+   * cannot. Lets the hot path answer a detail without a promise.
+   */
+  cachedLiveRecord(companyId: number, kind: Kind, idErp: string): { snapshotId: number; record: RecordRef | null } | null | undefined;
   snapshotMeta(snapshotId: number): Promise<SnapshotMeta | null>;
   /** Chunks `fromChunk..toChunk` (inclusive) of a snapshot, in order. */
   readChunks(snapshotId: number, fromChunk: number, toChunk: number): Promise<Chunk[]>;

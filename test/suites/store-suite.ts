@@ -326,6 +326,57 @@ export function storeSuite(factory: StoreFactory) {
       }
     });
 
+    test('cachedLiveRecord agrees with findLiveRecord whenever it answers, and never answers stale after a publication', async () => {
+      const companyId = await company();
+      // Whatever it answers must be what findLiveRecord answers; undefined only means "ask findLiveRecord".
+      const agrees = async (idErp: string) => {
+        const cached = store.cachedLiveRecord(companyId, 'clientes', idErp);
+        const found = await store.findLiveRecord(companyId, 'clientes', idErp);
+        if (cached !== undefined) assert.deepEqual(cached, found, idErp);
+        return { cached, found };
+      };
+      await agrees('A');
+      const s1 = await publish(companyId, T1, [staged('A'), staged('B')]);
+      await agrees('A');
+      // Once findLiveRecord has found a record, its position is known to both stores without a query
+      // (PostgreSQL: once the notification of its own publication has been read and the pointer re-read).
+      const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : 3000);
+      let again = await agrees('A');
+      while (again.cached === undefined && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 10));
+        again = await agrees('A');
+      }
+      assert.deepEqual(again.cached, { snapshotId: s1.snapshotId, record: again.found!.record });
+      await agrees('Z');
+      // The store's own publication: never the previous snapshot's position afterwards.
+      const s2 = await publish(companyId, T2, [staged('A', 'changed')]);
+      const afterOwn = store.cachedLiveRecord(companyId, 'clientes', 'A');
+      assert.ok(afterOwn === undefined || afterOwn?.snapshotId === s2.snapshotId, JSON.stringify(afterOwn));
+      assert.equal((await agrees('A')).found?.snapshotId, s2.snapshotId);
+      assert.equal((await agrees('B')).found?.record, null);
+      // Another connection's publication: SQLite sees it from the next turn of the event loop;
+      // PostgreSQL answers undefined or the new snapshot once the notification is read, never
+      // the old one after that.
+      const other = await openStore(databaseUrl);
+      try {
+        const s3 = await other.writeSnapshot(spec(companyId, T3), batches([staged('A', 'again')]));
+        await other.publishSnapshot(s3.snapshotId);
+        await new Promise((r) => setImmediate(r));
+        const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : 3000);
+        let found = await store.findLiveRecord(companyId, 'clientes', 'A');
+        while (found?.snapshotId !== s3.snapshotId && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 10));
+          found = await store.findLiveRecord(companyId, 'clientes', 'A');
+        }
+        assert.equal(found?.snapshotId, s3.snapshotId);
+        const cached = store.cachedLiveRecord(companyId, 'clientes', 'A');
+        assert.ok(cached === undefined || cached?.snapshotId === s3.snapshotId, JSON.stringify(cached));
+        if (store.backend === 'sqlite') assert.equal(cached?.snapshotId, s3.snapshotId);
+      } finally {
+        await other.close();
+      }
+    });
+
     // A first import streams records in id order straight into chunks while it can (both stores); these
     // pin what happens when the order breaks after several chunks were written.
     test('a first import whose ids stop arriving in order midway is still laid out in list order', async () => {

@@ -11,11 +11,11 @@ import type { SandboxSnapshots } from '../../sandbox/sandbox-snapshots.js';
 import type { CredentialsCache } from '../credentials-cache.js';
 import type { RateLimiter } from '../rate-limit.js';
 import { ApiError, sendError } from '../errors.js';
-import { authenticate } from './api-auth.js';
+import { authenticate, presentedToken } from './api-auth.js';
 import { apiDocs, DOC_ONLY } from './api-docs.js';
 import { parseListQuery, type ListQuery } from './list-query.js';
-import { sendCacheable, type CompressedBodyCache } from './send-body.js';
-import { firstPositionSince, readItems, type ChunkSource } from './snapshot-reader.js';
+import { sendCacheable, sendCacheableNow, type CacheableBody, type CompressedBodyCache, type Meter } from './send-body.js';
+import { cachedItems, firstPositionSince, readItems, type ChunkSource } from './snapshot-reader.js';
 import { mergedPage, renderTombstones, type RenderedTombstone } from './merged-page.js';
 
 export interface ApiDeps {
@@ -38,6 +38,8 @@ const SANDBOX_CACHE = 'public, max-age=3600';
 const SANDBOX_VARY = 'Accept-Encoding';
 const ITEMS_CLOSE = Buffer.from(']}');
 const ITEM_CLOSE = Buffer.from('}');
+const ITEM_HEAD = Buffer.from('{"ok":true,"item":');
+const SANDBOX_ITEM_HEAD = Buffer.from('{"ok":true,"sandbox":true,"item":');
 
 export const ALLOWED_METHODS = 'GET, HEAD, OPTIONS';
 
@@ -47,13 +49,34 @@ interface View {
   sandbox: boolean;
   /** The reader's company; null on the sandbox. */
   companyId: number | null;
-  meter: { charge(): Promise<void>; observe(): Promise<void> };
+  meter: Meter;
   /** The record a detail asked for, when the view looked it up already. */
   record?: RecordRef | null;
 }
 
-function meterFor(limiter: RateLimiter, reply: FastifyReply, subject: string) {
-  return { charge: () => limiter.charge(reply, subject), observe: () => limiter.observe(reply, subject) };
+/** One request's rate accounting against one subject (a key, or a sandbox client's address). */
+class RequestMeter implements Meter {
+  constructor(
+    private readonly limiter: RateLimiter,
+    private readonly reply: FastifyReply,
+    private readonly subject: string,
+  ) {}
+
+  charge() {
+    return this.limiter.charge(this.reply, this.subject);
+  }
+
+  observe() {
+    return this.limiter.observe(this.reply, this.subject);
+  }
+
+  chargeNow() {
+    return this.limiter.chargeNow(this.reply, this.subject);
+  }
+
+  observeNow() {
+    return this.limiter.observeNow(this.reply, this.subject);
+  }
 }
 
 /** Runs `fn`; an error it throws is charged to the rate limit first (bad requests are not free). */
@@ -73,7 +96,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
   /** With `idErp` (a detail), the live snapshot and the record are looked up together. */
   const realView = async (request: FastifyRequest, reply: FastifyReply, kind: Kind, idErp?: string): Promise<View> => {
     const credential = await authenticate(request, deps.credentials, 'read');
-    const meter = meterFor(deps.keyLimiter, reply, `key:${credential.prefix}`);
+    const meter = new RequestMeter(deps.keyLimiter, reply, `key:${credential.prefix}`);
     if (idErp !== undefined) {
       const live = await deps.store.findLiveRecord(credential.companyId, kind, idErp);
       const meta = live === null ? null : await deps.chunkSource.meta(live.snapshotId);
@@ -89,12 +112,42 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
       meter,
     };
   };
+  /**
+   * A real detail answered synchronously when all it needs is in memory: the
+   * key's cached entry, the live record's position, the snapshot's meta and
+   * chunk, the compressed body if one is asked for, an in-process rate count.
+   * False, with nothing sent or counted, otherwise.
+   */
+  const detailNow = (request: FastifyRequest<{ Params: { id_erp: string } }>, reply: FastifyReply, kind: Kind): boolean => {
+    let token: string | null;
+    try {
+      token = presentedToken(request);
+    } catch {
+      return false; // a malformed header: the general path answers it
+    }
+    const credential = token === null ? null : deps.credentials.verifyCached(token, 'read');
+    if (!credential) return false;
+    const live = deps.store.cachedLiveRecord(credential.companyId, kind, request.params.id_erp);
+    if (!live?.record) return false;
+    const meta = deps.chunkSource.cachedMeta(live.snapshotId);
+    if (!meta) return false;
+    const v: View = {
+      meta,
+      source: deps.chunkSource,
+      sandbox: false,
+      companyId: credential.companyId,
+      meter: new RequestMeter(deps.keyLimiter, reply, `key:${credential.prefix}`),
+    };
+    request.credential = credential;
+    return sendCacheableNow(request, reply, deps.compressed, detailBody(v, meta, live.record));
+  };
+
   const sandboxView = async (request: FastifyRequest, reply: FastifyReply, kind: Kind, _idErp?: string): Promise<View> => ({
     meta: deps.sandbox.byKind[kind].meta,
     source: deps.sandbox,
     sandbox: true,
     companyId: null,
-    meter: meterFor(deps.sandboxLimiter, reply, `ip:${request.ip}`),
+    meter: new RequestMeter(deps.sandboxLimiter, reply, `ip:${request.ip}`),
   });
 
   /** The snapshot a `snapshot=` parameter names, while it is kept; else 410. */
@@ -167,7 +220,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
         return sendList(request, reply, deps, { ...v, meta }, query, tombstones);
       });
 
-      app.get<{ Params: { id_erp: string } }>(`${base}/:id_erp`, { ...DOC_ONLY, schema: docs.detail(kind, sandbox) }, async (request, reply) => {
+      const detail = async (request: FastifyRequest<{ Params: { id_erp: string } }>, reply: FastifyReply) => {
         const idErp = request.params.id_erp;
         const v = await view(request, reply, kind, idErp);
         const record = await charged(v, async () => {
@@ -175,7 +228,13 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
           if (!found) throw new ApiError('not_found', `There is no ${kind} record with id_erp "${clip(idErp)}".`);
           return found;
         });
-        return sendDetail(request, reply, deps, v, v.meta!, record);
+        return sendCacheable(request, reply, deps.compressed, detailBody(v, v.meta!, record));
+      };
+      // Most details and 304s are answered from memory with no promise (detailNow); the rest,
+      // errors included, take the general path from the start.
+      app.get<{ Params: { id_erp: string } }>(`${base}/:id_erp`, { ...DOC_ONLY, schema: docs.detail(kind, sandbox) }, (request, reply) => {
+        if (!sandbox && detailNow(request, reply, kind)) return;
+        return detail(request, reply);
       });
 
       for (const url of [base, `${base}/:id_erp`]) {
@@ -283,26 +342,21 @@ function listPage(v: View, q: ListQuery, tombstones: readonly RenderedTombstone[
   };
 }
 
-function sendDetail(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  deps: ApiDeps,
-  v: View,
-  meta: SnapshotMeta,
-  record: RecordRef,
-) {
-  return sendCacheable(request, reply, deps.compressed, {
+/** A detail: `{"ok":true,"item":…}` around the record's bytes. */
+function detailBody(v: View, meta: SnapshotMeta, record: RecordRef): CacheableBody {
+  const head = v.sandbox ? SANDBOX_ITEM_HEAD : ITEM_HEAD;
+  return {
     // The item is a function of its content and time: the tag survives imports that leave it alone.
-    tag: `i${record.hash.toString('hex').slice(0, 24)}.${record.actualizadoAt.toString(36)}${v.sandbox ? '.s' : ''}`,
+    tag: `i${record.hash.toString('hex', 0, 12)}.${record.actualizadoAt.toString(36)}${v.sandbox ? '.s' : ''}`,
     cacheControl: v.sandbox ? SANDBOX_CACHE : REAL_CACHE,
     vary: v.sandbox ? SANDBOX_VARY : REAL_VARY,
     meter: v.meter,
-    pieces: async () => {
-      const head = Buffer.from(v.sandbox ? '{"ok":true,"sandbox":true,"item":' : '{"ok":true,"item":');
-      const item = await readItems(v.source, meta, record.pos, record.pos + 1);
-      return [head, ...item, ITEM_CLOSE];
+    pieces: async () => [head, ...(await readItems(v.source, meta, record.pos, record.pos + 1)), ITEM_CLOSE],
+    cachedPieces: () => {
+      const item = cachedItems(v.source, meta, record.pos, record.pos + 1);
+      return item && [head, ...item, ITEM_CLOSE];
     },
-  });
+  };
 }
 
 function clip(value: string): string {

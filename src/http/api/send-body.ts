@@ -98,13 +98,19 @@ export class CompressedBodyCache {
     return this.lru.has(key);
   }
 
-  async get(key: string, encoding: 'br' | 'gzip', body: () => Pieces | Promise<Pieces>): Promise<Buffer> {
+  /** The cached body of `key`, as `get` would give it, or undefined when it is not cached. */
+  peek(key: string): Buffer | undefined {
     const hit = this.lru.get(key);
     if (hit) {
       this.lru.delete(key);
       this.lru.set(key, hit);
-      return hit;
     }
+    return hit;
+  }
+
+  async get(key: string, encoding: 'br' | 'gzip', body: () => Pieces | Promise<Pieces>): Promise<Buffer> {
+    const hit = this.peek(key);
+    if (hit) return hit;
     let p = this.pending.get(key);
     if (!p) {
       p = Promise.resolve(body()).then((pieces) => compress(pieces, encoding));
@@ -142,6 +148,16 @@ export class CompressedBodyCache {
   }
 }
 
+/** Rate accounting: a 304 is only observed, a body is charged (and may be refused). */
+export interface Meter {
+  charge(): Promise<void>;
+  observe(): Promise<void>;
+  /** `charge` without a promise: false, with nothing counted, when it cannot be told now or would refuse. */
+  chargeNow(): boolean;
+  /** `observe` without a promise: false, with nothing set, when it cannot be told now. */
+  observeNow(): boolean;
+}
+
 export interface CacheableBody {
   /** The identity representation's opaque tag, without quotes. */
   tag: string;
@@ -149,8 +165,9 @@ export interface CacheableBody {
   vary: string;
   /** The body as pieces; only called when a body is actually sent. */
   pieces: () => Buffer[] | Promise<Buffer[]>;
-  /** Rate accounting: a 304 is only observed, a body is charged (and may be refused). */
-  meter?: { charge(): Promise<void>; observe(): Promise<void> };
+  /** The same pieces when they are in memory (no promise); undefined when they are not. */
+  cachedPieces?: () => Buffer[] | undefined;
+  meter?: Meter;
   /**
    * The body a client is likely to ask for next (the next page of a list).
    * When this body had to be compressed, the next one is compressed in the
@@ -166,28 +183,73 @@ export async function sendCacheable(
   body: CacheableBody,
 ): Promise<FastifyReply> {
   const encoding = negotiateEncoding(request.headers['accept-encoding']);
-  reply.header('Cache-Control', body.cacheControl);
-  reply.header('Vary', body.vary);
   // Every representation has its own strong ETag; small bodies are compressed
   // too, so that the tag a client holds always matches what it will be sent.
   const etag = etagOf(body.tag, encoding);
   if (etagMatches(request.headers['if-none-match'], etag)) {
     await body.meter?.observe();
-    reply.header('ETag', etag);
-    return reply.code(304).send();
+    return sendNotModified(reply, body, etag);
   }
   await body.meter?.charge();
-  reply.header('Content-Type', 'application/json; charset=utf-8');
-  reply.header('ETag', etag);
-  if (encoding === 'identity') {
-    return sendPieces(reply, await body.pieces());
-  }
+  if (encoding === 'identity') return sendBody(reply, body, etag, await body.pieces());
   // A page that was not ready, or was prepared ahead, is likely one of a client walking
   // through a list: the next page is prepared meanwhile, so a walk stays one page ahead.
   const prepared = compressed.takePrefetched(etag);
   const walking = prepared || !compressed.cached(etag);
   const out = await compressed.get(etag, encoding, body.pieces);
   if (walking && body.next) compressed.prefetch(etagOf(body.next.tag, encoding), encoding, body.next.pieces);
+  return sendCompressed(reply, body, etag, encoding, out);
+}
+
+/**
+ * `sendCacheable` without a promise, for a request whose answer is all in
+ * memory: its body's pieces (or its compressed form) and its rate count.
+ * Returns false, having set and counted nothing, when something is not: the
+ * caller then takes `sendCacheable`. The same answer either way, headers
+ * included; a detail or a 304 answered here costs no promise at all.
+ */
+export function sendCacheableNow(request: FastifyRequest, reply: FastifyReply, compressed: CompressedBodyCache, body: CacheableBody): boolean {
+  const encoding = negotiateEncoding(request.headers['accept-encoding']);
+  const etag = etagOf(body.tag, encoding);
+  if (etagMatches(request.headers['if-none-match'], etag)) {
+    if (body.meter && !body.meter.observeNow()) return false;
+    sendNotModified(reply, body, etag);
+    return true;
+  }
+  if (encoding === 'identity') {
+    const pieces = body.cachedPieces?.();
+    if (!pieces || (body.meter && !body.meter.chargeNow())) return false;
+    sendBody(reply, body, etag, pieces);
+    return true;
+  }
+  // A list page prepared ahead goes the promise way, which prepares the next one.
+  if (body.next) return false;
+  const out = compressed.peek(etag);
+  if (!out || (body.meter && !body.meter.chargeNow())) return false;
+  sendCompressed(reply, body, etag, encoding, out);
+  return true;
+}
+
+function sendNotModified(reply: FastifyReply, body: CacheableBody, etag: string): FastifyReply {
+  reply.header('Cache-Control', body.cacheControl);
+  reply.header('Vary', body.vary);
+  reply.header('ETag', etag);
+  return reply.code(304).send();
+}
+
+function sendBody(reply: FastifyReply, body: CacheableBody, etag: string, pieces: readonly Buffer[]): FastifyReply {
+  reply.header('Cache-Control', body.cacheControl);
+  reply.header('Vary', body.vary);
+  reply.header('Content-Type', 'application/json; charset=utf-8');
+  reply.header('ETag', etag);
+  return sendPieces(reply, pieces);
+}
+
+function sendCompressed(reply: FastifyReply, body: CacheableBody, etag: string, encoding: 'br' | 'gzip', out: Buffer): FastifyReply {
+  reply.header('Cache-Control', body.cacheControl);
+  reply.header('Vary', body.vary);
+  reply.header('Content-Type', 'application/json; charset=utf-8');
+  reply.header('ETag', etag);
   reply.header('Content-Encoding', encoding);
   return reply.send(out);
 }

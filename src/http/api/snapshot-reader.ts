@@ -53,6 +53,10 @@ export interface ChunkSource {
   meta(snapshotId: number): Promise<SnapshotMeta | null>;
   /** Chunks `from..to` inclusive. */
   chunks(meta: SnapshotMeta, from: number, to: number): Promise<Chunk[]>;
+  /** The published snapshot's meta when it is in memory; undefined otherwise. */
+  cachedMeta(snapshotId: number): SnapshotMeta | undefined;
+  /** Chunks `from..to` inclusive when all are in memory; undefined otherwise. */
+  cachedChunks(meta: SnapshotMeta, from: number, to: number): Chunk[] | undefined;
 }
 
 /** Reads a page: the item bytes of positions [start, end). */
@@ -61,6 +65,13 @@ export async function readItems(source: ChunkSource, meta: SnapshotMeta, start: 
   const from = chunkIndexOf(meta.chunkStarts, start);
   const to = chunkIndexOf(meta.chunkStarts, end - 1);
   return sliceItems(await source.chunks(meta, from, to), start, end);
+}
+
+/** `readItems` when every chunk it needs is in memory; undefined otherwise. */
+export function cachedItems(source: ChunkSource, meta: SnapshotMeta, start: number, end: number): Buffer[] | undefined {
+  if (start >= end) return [];
+  const chunks = source.cachedChunks(meta, chunkIndexOf(meta.chunkStarts, start), chunkIndexOf(meta.chunkStarts, end - 1));
+  return chunks && sliceItems(chunks, start, end);
 }
 
 /** A byte-budgeted LRU of chunks over a Store, with concurrent misses coalesced. */
@@ -86,6 +97,23 @@ export class CachedChunkSource implements ChunkSource {
       this.metas.set(snapshotId, meta);
     }
     return meta;
+  }
+
+  cachedMeta(snapshotId: number): SnapshotMeta | undefined {
+    return this.metas.get(snapshotId);
+  }
+
+  cachedChunks(meta: SnapshotMeta, from: number, to: number): Chunk[] | undefined {
+    const out: Chunk[] = [];
+    for (let i = from; i <= to; i++) {
+      const key = `${meta.id}:${i}`;
+      const hit = this.lru.get(key);
+      if (!hit) return undefined;
+      this.lru.delete(key);
+      this.lru.set(key, hit);
+      out.push(hit);
+    }
+    return out;
   }
 
   async chunks(meta: SnapshotMeta, from: number, to: number): Promise<Chunk[]> {

@@ -316,6 +316,16 @@ export class PostgresStore implements Store {
     return snapshotId === null ? null : { snapshotId, record: await this.findRecord(snapshotId, idErp) };
   }
 
+  /** Known while the listener is up and both the live pointer and the record's position are kept; a missing record is never kept. */
+  cachedLiveRecord(companyId: number, kind: Kind, idErp: string) {
+    if (!this.listener?.isListening) return undefined;
+    const snapshotId = this.live.liveSnapshotId(companyId, kind);
+    if (snapshotId === undefined) return undefined;
+    if (snapshotId === null) return null;
+    const record = this.live.record(snapshotId, idErp);
+    return record === undefined ? undefined : { snapshotId, record };
+  }
+
   async findRecord(snapshotId: number, idErp: string): Promise<RecordRef | null> {
     const hit = this.live.record(snapshotId, idErp);
     if (hit) return hit;

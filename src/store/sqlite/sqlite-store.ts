@@ -341,6 +341,11 @@ export class SqliteStore implements Store {
   }
 
   async findLiveRecord(companyId: number, kind: Kind, idErp: string) {
+    return this.cachedLiveRecord(companyId, kind, idErp);
+  }
+
+  /** better-sqlite3 is synchronous: always known. */
+  cachedLiveRecord(companyId: number, kind: Kind, idErp: string) {
     const snapshotId = this.cachedLiveSnapshotId(companyId, kind);
     return snapshotId === null ? null : { snapshotId, record: this.cachedRecord(snapshotId, idErp) };
   }
