@@ -98,7 +98,17 @@ export class CompressedBodyCache {
     return this.lru.has(key);
   }
 
-  async get(key: string, encoding: 'br' | 'gzip', body: () => Pieces | Promise<Pieces>): Promise<Buffer> {
+  /**
+   * The compressed body under `key`, compressing `body` on a miss; for gzip,
+   * `gzip` (when given) makes the body instead: a list page assembled from
+   * precompressed segments.
+   */
+  async get(
+    key: string,
+    encoding: 'br' | 'gzip',
+    body: () => Pieces | Promise<Pieces>,
+    gzip?: () => Promise<Buffer>,
+  ): Promise<Buffer> {
     const hit = this.lru.get(key);
     if (hit) {
       this.lru.delete(key);
@@ -107,7 +117,7 @@ export class CompressedBodyCache {
     }
     let p = this.pending.get(key);
     if (!p) {
-      p = Promise.resolve(body()).then((pieces) => compress(pieces, encoding));
+      p = encoding === 'gzip' && gzip ? gzip() : Promise.resolve(body()).then((pieces) => compress(pieces, encoding));
       p.then((out) => this.remember(key, out), () => {}).finally(() => this.pending.delete(key));
       this.pending.set(key, p);
     }
@@ -115,10 +125,10 @@ export class CompressedBodyCache {
   }
 
   /** Starts compressing `key` in the background unless it is cached or under way. */
-  prefetch(key: string, encoding: 'br' | 'gzip', body: () => Promise<Pieces>): void {
+  prefetch(key: string, encoding: 'br' | 'gzip', body: () => Promise<Pieces>, gzip?: () => Promise<Buffer>): void {
     if (this.lru.has(key) || this.pending.has(key)) return;
     this.prefetched.add(key);
-    this.get(key, encoding, body).catch(() => this.prefetched.delete(key));
+    this.get(key, encoding, body, gzip).catch(() => this.prefetched.delete(key));
   }
 
   /** Whether `key` was prepared by `prefetch` and this is the first time it is asked for. */
@@ -149,6 +159,12 @@ export interface CacheableBody {
   vary: string;
   /** The body as pieces; only called when a body is actually sent. */
   pieces: () => Buffer[] | Promise<Buffer[]>;
+  /**
+   * The gzip body made another way than by compressing `pieces` (a list page
+   * assembled from its chunks' precompressed segments); it must gunzip to
+   * exactly `pieces`. Its ETag is the same as if `pieces` were compressed.
+   */
+  gzip?: () => Promise<Buffer>;
   /** Rate accounting: a 304 is only observed, a body is charged (and may be refused). */
   meter?: { charge(): Promise<void>; observe(): Promise<void> };
   /**
@@ -156,7 +172,7 @@ export interface CacheableBody {
    * When this body had to be compressed, the next one is compressed in the
    * background meanwhile: a client following `next_offset` finds it ready.
    */
-  next?: { tag: string; pieces: () => Promise<Buffer[]> };
+  next?: { tag: string; pieces: () => Promise<Buffer[]>; gzip?: () => Promise<Buffer> };
 }
 
 export async function sendCacheable(
@@ -186,8 +202,8 @@ export async function sendCacheable(
   // through a list: the next page is prepared meanwhile, so a walk stays one page ahead.
   const prepared = compressed.takePrefetched(etag);
   const walking = prepared || !compressed.cached(etag);
-  const out = await compressed.get(etag, encoding, body.pieces);
-  if (walking && body.next) compressed.prefetch(etagOf(body.next.tag, encoding), encoding, body.next.pieces);
+  const out = await compressed.get(etag, encoding, body.pieces, body.gzip);
+  if (walking && body.next) compressed.prefetch(etagOf(body.next.tag, encoding), encoding, body.next.pieces, body.next.gzip);
   reply.header('Content-Encoding', encoding);
   return reply.send(out);
 }

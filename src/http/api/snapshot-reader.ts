@@ -3,7 +3,8 @@
  * so both are cached in process with no invalidation: a chunk can never go
  * stale, it can only stop being asked for.
  */
-import type { Chunk, SnapshotMeta, Store } from '../../store/store.js';
+import type { Chunk, ChunkSegment, SnapshotMeta, Store } from '../../store/store.js';
+import type { BodyPart } from './gzip-segments.js';
 
 const COMMA = Buffer.from(',');
 
@@ -53,6 +54,12 @@ export interface ChunkSource {
   meta(snapshotId: number): Promise<SnapshotMeta | null>;
   /** Chunks `from..to` inclusive. */
   chunks(meta: SnapshotMeta, from: number, to: number): Promise<Chunk[]>;
+  /**
+   * The gzip segments of chunks `from..to`, by index from `from`; undefined
+   * where a chunk has none. A source without segments (the sandbox) leaves
+   * this out, and its gzip pages are compressed whole.
+   */
+  segments?(meta: SnapshotMeta, from: number, to: number): Promise<(ChunkSegment | undefined)[]>;
 }
 
 /** Reads a page: the item bytes of positions [start, end). */
@@ -63,11 +70,61 @@ export async function readItems(source: ChunkSource, meta: SnapshotMeta, start: 
   return sliceItems(await source.chunks(meta, from, to), start, end);
 }
 
-/** A byte-budgeted LRU of chunks over a Store, with concurrent misses coalesced. */
+/**
+ * A page's body as parts for a gzip body (gzip-segments.ts): `head`, the
+ * items of positions [start, end) joined by commas, `tail`. A chunk that the
+ * page holds whole and that has a segment is that segment, and its bytes are
+ * not read at all; partial chunks at the edges and chunks without a segment
+ * are their bytes, compressed when the body is assembled.
+ */
+export async function readBodyParts(
+  source: ChunkSource,
+  meta: SnapshotMeta,
+  start: number,
+  end: number,
+  head: Buffer,
+  tail: Buffer,
+): Promise<BodyPart[]> {
+  if (start >= end) return [{ raw: head }, { raw: tail }];
+  const from = chunkIndexOf(meta.chunkStarts, start);
+  const to = chunkIndexOf(meta.chunkStarts, end - 1);
+  const segments = (await source.segments?.(meta, from, to)) ?? [];
+  const whole = (i: number) => meta.chunkStarts[i]! >= start && (meta.chunkStarts[i + 1] ?? meta.count) <= end;
+  const usable = (i: number) => (whole(i) ? segments[i - from] : undefined);
+  // The chunks still needed, read in runs of consecutive ones (usually the two edges).
+  const reads: Promise<Chunk[]>[] = [];
+  for (let i = from; i <= to; i++) {
+    if (usable(i)) continue;
+    let j = i;
+    while (j < to && !usable(j + 1)) j++;
+    reads.push(source.chunks(meta, i, j));
+    i = j;
+  }
+  const chunks = new Map<number, Chunk>();
+  for (const run of await Promise.all(reads)) for (const c of run) chunks.set(c.chunkNo, c);
+  const parts: BodyPart[] = [{ raw: head }];
+  for (let i = from; i <= to; i++) {
+    if (i > from) parts.push({ raw: COMMA });
+    const segment = usable(i);
+    if (segment) parts.push({ segment });
+    else for (const raw of sliceItems([chunks.get(i)!], start, end)) parts.push({ raw });
+  }
+  parts.push({ raw: tail });
+  return parts;
+}
+
+/**
+ * A byte-budgeted LRU of chunks and of their gzip segments over a Store, with
+ * concurrent misses coalesced. Both share one budget (CHUNK_CACHE_MB): a
+ * snapshot's segments are about a ninth of its chunks, and a client
+ * downloading with gzip needs only the segments.
+ */
 export class CachedChunkSource implements ChunkSource {
   private readonly metas = new Map<number, SnapshotMeta>();
-  private readonly lru = new Map<string, Chunk>();
+  /** Chunks under `id:no`, segments under `id:no:z`. */
+  private readonly lru = new Map<string, Chunk | ChunkSegment>();
   private readonly loading = new Map<string, Promise<Chunk[]>>();
+  private readonly loadingSegments = new Map<string, Promise<ChunkSegment[]>>();
   private bytes = 0;
 
   constructor(
@@ -93,7 +150,7 @@ export class CachedChunkSource implements ChunkSource {
     let missFrom = -1;
     for (let i = from; i <= to; i++) {
       const key = `${meta.id}:${i}`;
-      const hit = this.lru.get(key);
+      const hit = this.lru.get(key) as Chunk | undefined;
       if (hit) {
         // Refresh recency: Map keeps insertion order.
         this.lru.delete(key);
@@ -110,6 +167,42 @@ export class CachedChunkSource implements ChunkSource {
     return out;
   }
 
+  async segments(meta: SnapshotMeta, from: number, to: number): Promise<(ChunkSegment | undefined)[]> {
+    const out: (ChunkSegment | undefined)[] = [];
+    let missFrom = -1;
+    let missTo = -1;
+    for (let i = from; i <= to; i++) {
+      const key = `${meta.id}:${i}:z`;
+      const hit = this.lru.get(key) as ChunkSegment | undefined;
+      if (hit) {
+        this.lru.delete(key);
+        this.lru.set(key, hit);
+      } else {
+        missFrom = missFrom < 0 ? i : missFrom;
+        missTo = i;
+      }
+      out.push(hit);
+    }
+    // A segment found missing is not remembered as missing: it may be written moments later.
+    if (missFrom < 0) return out;
+    for (const s of await this.loadSegments(meta.id, missFrom, missTo)) out[s.chunkNo - from] = s;
+    return out;
+  }
+
+  private loadSegments(snapshotId: number, from: number, to: number): Promise<ChunkSegment[]> {
+    const key = `${snapshotId}:${from}-${to}`;
+    let pending = this.loadingSegments.get(key);
+    if (!pending) {
+      pending = this.store.readSegments(snapshotId, from, to).then((segments) => {
+        for (const s of segments) this.remember(`${snapshotId}:${s.chunkNo}:z`, s);
+        return segments;
+      });
+      pending.finally(() => this.loadingSegments.delete(key)).catch(() => {});
+      this.loadingSegments.set(key, pending);
+    }
+    return pending;
+  }
+
   private load(snapshotId: number, from: number, to: number): Promise<Chunk[]> {
     const key = `${snapshotId}:${from}-${to}`;
     let pending = this.loading.get(key);
@@ -124,14 +217,18 @@ export class CachedChunkSource implements ChunkSource {
     return pending;
   }
 
-  private remember(key: string, chunk: Chunk) {
-    if (chunk.bytes.length > this.budgetBytes || this.lru.has(key)) return;
-    this.lru.set(key, chunk);
-    this.bytes += chunk.bytes.length;
+  private remember(key: string, entry: Chunk | ChunkSegment) {
+    if (sizeOf(entry) > this.budgetBytes || this.lru.has(key)) return;
+    this.lru.set(key, entry);
+    this.bytes += sizeOf(entry);
     while (this.bytes > this.budgetBytes) {
       const [oldKey, old] = this.lru.entries().next().value!;
       this.lru.delete(oldKey);
-      this.bytes -= old.bytes.length;
+      this.bytes -= sizeOf(old);
     }
   }
+}
+
+function sizeOf(entry: Chunk | ChunkSegment): number {
+  return 'deflate' in entry ? entry.deflate.length : entry.bytes.length;
 }
