@@ -176,6 +176,7 @@ class Progress {
   private readonly bar: SingleBar | null;
   private readonly started = Date.now();
   private lastLine = 0;
+  private ended = false;
 
   constructor(private readonly total: number) {
     this.bar = process.stderr.isTTY
@@ -189,6 +190,9 @@ class Progress {
   }
 
   update(job: ImportJob) {
+    // The final line once: the command may still be writing gzip segments after the import ended.
+    if (this.ended) return;
+    if (FINAL.has(job.status)) this.ended = true;
     const seconds = Math.max((Date.now() - this.started) / 1000, 0.001);
     const bytes = FINAL.has(job.status) && job.status === 'succeeded' ? this.total : job.bytesRead;
     const speed = (bytes / 1e6 / seconds).toFixed(1);

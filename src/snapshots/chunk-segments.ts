@@ -20,16 +20,36 @@ const deflateRawAsync = promisify(deflateRaw);
 const BATCH_CHUNKS = 32;
 
 /**
- * A chunk's segment: its bytes through a fresh raw deflate at level 6, ended
- * with a sync flush (byte-aligned, not final), with their CRC-32 and length.
- * zlib's async API runs on the thread pool, so a batch compresses on every core.
+ * How much of the previous chunk a segment is compressed against (its
+ * `contextLength`, comma included). Compressed alone, each 64 KiB chunk
+ * starts with an empty window and 100,000 customers came out 22% larger than
+ * one continuous stream (51.2 against 41.9 MiB); against the last 8 KiB of
+ * the previous chunk (about two items), 4% larger. The price: a segment is
+ * only usable where the page holds that much of the previous chunk, so a page
+ * starting in the last 8 KiB of a chunk compresses the next one itself.
+ * Measured on 10,666 customers × 150 columns: 2 KiB +14%, 4 KiB +6%, 8 KiB
+ * +4%, 16 KiB +2%, 32 KiB +1%.
+ */
+export const SEGMENT_CONTEXT_BYTES = 8 * 1024;
+
+const COMMA = Buffer.from(',');
+
+/**
+ * A chunk's segment: its bytes through raw deflate at level 6, ended with a
+ * sync flush (byte-aligned, not final), with their CRC-32 and length. With
+ * `previous` (the chunk before it), the end of that chunk and the comma
+ * between them are the dictionary (see SEGMENT_CONTEXT_BYTES). zlib's async
+ * API runs on the thread pool, so a batch compresses on every core.
  *
  * @example
- * const segment = await deflateSegment(chunk.chunkNo, chunk.bytes);
+ * const segment = await deflateSegment(chunk.chunkNo, chunk.bytes, previousChunk?.bytes);
  */
-export async function deflateSegment(chunkNo: number, bytes: Buffer): Promise<ChunkSegment> {
-  const deflate = await deflateRawAsync(bytes, { level: 6, finishFlush: constants.Z_SYNC_FLUSH });
-  return { chunkNo, rawLength: bytes.length, crc32: crc32(bytes), deflate };
+export async function deflateSegment(chunkNo: number, bytes: Buffer, previous?: Buffer): Promise<ChunkSegment> {
+  const dictionary = previous
+    ? Buffer.concat([previous.subarray(Math.max(0, previous.length - (SEGMENT_CONTEXT_BYTES - 1))), COMMA])
+    : undefined;
+  const deflate = await deflateRawAsync(bytes, { level: 6, finishFlush: constants.Z_SYNC_FLUSH, ...(dictionary ? { dictionary } : {}) });
+  return { chunkNo, rawLength: bytes.length, contextLength: dictionary?.length ?? 0, crc32: crc32(bytes), deflate };
 }
 
 export interface SegmentStats {
@@ -56,9 +76,13 @@ export async function writeChunkSegments(
   const read = (from: number): Promise<Chunk[]> | null =>
     from < count ? store.readChunks(snapshotId, from, Math.min(count, from + BATCH_CHUNKS) - 1) : null;
   let next = read(0);
+  /** The last chunk of the batch before, the context of this batch's first one. */
+  let previous: Chunk | undefined;
   for (let from = 0; next && !options.shouldStop?.(); from += BATCH_CHUNKS) {
     const chunks = await next;
-    const compressing = Promise.all(chunks.map((c) => deflateSegment(c.chunkNo, c.bytes)));
+    const before = previous;
+    const compressing = Promise.all(chunks.map((c, k) => deflateSegment(c.chunkNo, c.bytes, (k === 0 ? before : chunks[k - 1])?.bytes)));
+    previous = chunks[chunks.length - 1];
     // The next batch is read while this one compresses on the thread pool.
     next = read(from + BATCH_CHUNKS);
     const segments = await compressing;

@@ -155,16 +155,23 @@ export interface Chunk {
 }
 
 /**
- * A chunk's bytes compressed once, at import time, for gzip pages: a fresh
- * raw deflate stream (level 6) ended with a sync flush, so it is
- * byte-aligned and not final, and segments of consecutive chunks (and other
- * such pieces) concatenate into one valid deflate stream. `crc32` and
- * `rawLength` describe the uncompressed bytes (`Chunk.bytes`), so a page's
- * gzip trailer is computed without reading them.
+ * A chunk's bytes compressed once, at import time, for gzip pages: a raw
+ * deflate stream (level 6) ended with a sync flush, so it is byte-aligned and
+ * not final, and segments of consecutive chunks (and other such pieces)
+ * concatenate into one valid deflate stream. `crc32` and `rawLength`
+ * describe the uncompressed bytes (`Chunk.bytes`), so a page's gzip trailer
+ * is computed without reading them.
  */
 export interface ChunkSegment {
   chunkNo: number;
   rawLength: number;
+  /**
+   * How many bytes before the chunk the segment may refer back to: it was
+   * compressed with the last `contextLength - 1` bytes of the previous chunk
+   * and the comma after them as its dictionary, so it is only valid where
+   * exactly those bytes precede it. 0: none (the first chunk).
+   */
+  contextLength: number;
   /** CRC-32 (as gzip's) of the chunk's bytes, unsigned. */
   crc32: number;
   deflate: Buffer;

@@ -89,3 +89,22 @@ test('a segment goes out as stored, byte for byte: the body is assembled, not re
   const body = await assembleGzip([{ raw: Buffer.from('{"items":[') }, { segment: s }, { raw: Buffer.from(']}') }]);
   assert.ok(body.indexOf(s.deflate) > 10, 'the stored deflate bytes are inside the body');
 });
+
+test('a segment compressed against the previous chunk is valid exactly where that chunk and a comma precede it', async () => {
+  // Items as an export has them: the same long keys in every item, values that differ.
+  const items = (n: number) =>
+    Buffer.from(Array.from({ length: n }, () => `{${Array.from({ length: 40 }, (_, c) => `"CAMPO_${c}_DE_LA_EXPORTACION":"${randomBytes(3).toString('hex')}"`).join(',')}}`).join(','));
+  const previous = items(30);
+  const chunk = items(20);
+  const s = await deflateSegment(1, chunk, previous);
+  assert.equal(s.contextLength, 8192);
+  const alone = await deflateSegment(1, chunk);
+  assert.ok(s.deflate.length < alone.deflate.length, 'the context makes it smaller');
+  // Preceded by the previous chunk's end and the comma, as in a page: it decodes.
+  const tail = previous.subarray(previous.length - 9000);
+  const body = await assembleGzip([{ raw: Buffer.from('[') }, { raw: tail }, { raw: Buffer.from(',') }, { segment: s }, { raw: Buffer.from(']') }]);
+  assert.deepEqual(gunzipSync(body), Buffer.concat([Buffer.from('['), tail, Buffer.from(','), chunk, Buffer.from(']')]));
+  // Preceded by anything else, it does not decode to the chunk: why pages check what precedes a segment.
+  const elsewhere = await assembleGzip([{ raw: Buffer.from('['.repeat(9000)) }, { segment: s }, { raw: Buffer.from(']') }]);
+  assert.throws(() => assert.deepEqual(gunzipSync(elsewhere), Buffer.concat([Buffer.from('['.repeat(9000)), chunk, Buffer.from(']')])));
+});

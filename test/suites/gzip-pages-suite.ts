@@ -27,7 +27,7 @@ const COUNT = 700;
  */
 function storedSegment(c: Chunk): ChunkSegment {
   const deflate = deflateRawSync(c.bytes, { level: 0, finishFlush: constants.Z_SYNC_FLUSH });
-  return { chunkNo: c.chunkNo, rawLength: c.bytes.length, crc32: crc32(c.bytes), deflate };
+  return { chunkNo: c.chunkNo, rawLength: c.bytes.length, contextLength: 0, crc32: crc32(c.bytes), deflate };
 }
 
 /**
@@ -54,7 +54,8 @@ export function gzipPagesSuite(factory: StoreFactory) {
       request(server.baseUrl + path, { headers: { ...bearer(key), ...(gzip ? { 'accept-encoding': 'gzip' } : {}) } });
     /** The chunks that got a stored (verbatim) segment; the others got a real one or none. */
     const verbatim = new Set<number>();
-    const missing = new Set<number>();
+    /** Real segments, compressed against the end of the chunk before them. */
+    const real = new Map<number, ChunkSegment>();
 
     before(async () => {
       ({ store, cleanup } = await factory.create());
@@ -72,12 +73,17 @@ export function gzipPagesSuite(factory: StoreFactory) {
       // Chunks 2 and 7 have no segment (a crash midway), every third one a verbatim one, the rest a real one.
       const segments: ChunkSegment[] = [];
       for (const c of chunks) {
-        if (c.chunkNo === 2 || c.chunkNo === 7) missing.add(c.chunkNo);
-        else if (c.chunkNo % 3 === 0) {
+        if (c.chunkNo === 2 || c.chunkNo === 7) continue;
+        if (c.chunkNo % 3 === 0) {
           verbatim.add(c.chunkNo);
           segments.push(storedSegment(c));
-        } else segments.push(await deflateSegment(c.chunkNo, c.bytes));
+        } else {
+          const s = await deflateSegment(c.chunkNo, c.bytes, chunks[c.chunkNo - 1]?.bytes);
+          real.set(c.chunkNo, s);
+          segments.push(s);
+        }
       }
+      assert.ok(real.get(5)!.contextLength > 1000 && real.get(5)!.contextLength <= 8192);
       await store.writeSegments(meta.id, segments);
       server = await startServer(store, { RATE_LIMIT_PER_MINUTE: '1000000' });
     });
@@ -114,6 +120,27 @@ export function gzipPagesSuite(factory: StoreFactory) {
       const body = await same(`limit=${start(k + 1) - start(k) - 1}&offset=${start(k) + 1}`);
       assert.ok(!verbatimIn(body, chunks[k]!.bytes.subarray(2000)), 'no verbatim bytes from a partial chunk');
       assert.ok(verbatimIn(await same(`limit=${start(k + 1) - start(k)}&offset=${start(k)}`), chunks[k]!.bytes), 'and whole, it is its segment');
+    });
+
+    test('a segment compressed against the end of the chunk before it is sent only where the page holds that end', async () => {
+      const k = 5; // a real segment; chunk 4 has a real one too
+      const s = real.get(k)!;
+      const bytesBefore = (offset: number) => {
+        const c = chunks[k - 1]!;
+        return c.bytes.length - c.offsets[offset - c.firstPos]!;
+      };
+      // Starting in chunk k - 1 early enough: chunk k is its segment.
+      let offset = start(k - 1) + 1;
+      assert.ok(bytesBefore(offset) >= s.contextLength - 1);
+      assert.ok((await same(`limit=${start(k + 1) - offset}&offset=${offset}`)).includes(s.deflate), 'the segment was sent');
+      // Starting in the last item of chunk k - 1: too little of it precedes, so chunk k is compressed.
+      offset = start(k) - 1;
+      assert.ok(bytesBefore(offset) < s.contextLength - 1);
+      assert.ok(!(await same(`limit=${start(k + 1) - offset}&offset=${offset}`)).includes(s.deflate), 'not sent without its context');
+      // Starting on chunk k itself: the envelope precedes it, not its context.
+      assert.ok(!(await same(`limit=${start(k + 2) - start(k)}&offset=${start(k)}`)).includes(s.deflate));
+      // After the whole chunk k - 1, which is the page's first: its context is there.
+      assert.ok((await same(`limit=${start(k + 1) - start(k - 1)}&offset=${start(k - 1)}`)).includes(s.deflate));
     });
 
     test('edge cases: within one chunk, one item, the last item, empty pages, all at once', async () => {

@@ -276,7 +276,11 @@ export function importSuite(factory: StoreFactory) {
       const chunks = await store.readChunks(meta.id, 0, count - 1);
       assert.deepEqual(segments.map((s) => s.chunkNo), chunks.map((c) => c.chunkNo));
       for (const [i, s] of segments.entries()) {
-        assert.deepEqual(inflateRawSync(s.deflate, { finishFlush: constants.Z_SYNC_FLUSH }), chunks[i]!.bytes);
+        // Each is compressed against the end of the chunk before it and the comma between them.
+        const prev = chunks[i - 1]?.bytes;
+        assert.equal(s.contextLength, prev ? Math.min(prev.length + 1, 8192) : 0);
+        const dictionary = prev ? Buffer.concat([prev.subarray(prev.length - (s.contextLength - 1)), Buffer.from(',')]) : undefined;
+        assert.deepEqual(inflateRawSync(s.deflate, { finishFlush: constants.Z_SYNC_FLUSH, ...(dictionary ? { dictionary } : {}) }), chunks[i]!.bytes);
         assert.equal(s.crc32, crc32(chunks[i]!.bytes));
       }
       for (const query of ['limit=1000', 'limit=100&offset=150', 'limit=7&offset=3']) {

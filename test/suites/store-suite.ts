@@ -417,6 +417,7 @@ export function storeSuite(factory: StoreFactory) {
     const segment = (chunkNo: number, text: string): ChunkSegment => ({
       chunkNo,
       rawLength: text.length,
+      contextLength: chunkNo === 0 ? 0 : 8192,
       crc32: 0xfedcba98 - chunkNo, // above 2^31: stored unsigned
       deflate: Buffer.from(`deflate of ${text}`),
     });

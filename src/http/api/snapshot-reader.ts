@@ -73,9 +73,11 @@ export async function readItems(source: ChunkSource, meta: SnapshotMeta, start: 
 /**
  * A page's body as parts for a gzip body (gzip-segments.ts): `head`, the
  * items of positions [start, end) joined by commas, `tail`. A chunk that the
- * page holds whole and that has a segment is that segment, and its bytes are
- * not read at all; partial chunks at the edges and chunks without a segment
- * are their bytes, compressed when the body is assembled.
+ * page holds whole, that has a segment, and whose context (the end of the
+ * chunk before it, see ChunkSegment.contextLength) the page holds too, is
+ * that segment, and its bytes are not read at all; partial chunks at the
+ * edges and chunks without a usable segment are their bytes, compressed when
+ * the body is assembled.
  */
 export async function readBodyParts(
   source: ChunkSource,
@@ -88,19 +90,32 @@ export async function readBodyParts(
   if (start >= end) return [{ raw: head }, { raw: tail }];
   const from = chunkIndexOf(meta.chunkStarts, start);
   const to = chunkIndexOf(meta.chunkStarts, end - 1);
-  const segments = (await source.segments?.(meta, from, to)) ?? [];
   const whole = (i: number) => meta.chunkStarts[i]! >= start && (meta.chunkStarts[i + 1] ?? meta.count) <= end;
-  const usable = (i: number) => (whole(i) ? segments[i - from] : undefined);
-  // The chunks still needed, read in runs of consecutive ones (usually the two edges).
+  // A page starting mid-chunk needs that chunk's bytes anyway, and they say how much of it precedes the next one.
+  const [segments = [], first] = await Promise.all([
+    source.segments?.(meta, from, to),
+    whole(from) ? undefined : source.chunks(meta, from, from).then((c) => c[0]!),
+  ]);
+  /** Bytes of chunk i in the page (only asked of chunks before the last one, which end inside it). */
+  const held = (i: number) =>
+    i === from && first ? first.bytes.length - first.offsets[start - first.firstPos]! : segments[i - from]?.rawLength ?? Infinity;
+  const usable = (i: number): ChunkSegment | undefined => {
+    const s = whole(i) ? segments[i - from] : undefined;
+    if (!s || s.contextLength === 0) return s;
+    // Its context (the end of chunk i - 1 and a comma) must be what precedes it in the page.
+    return i > from && held(i - 1) >= s.contextLength - 1 ? s : undefined;
+  };
+  const chunks = new Map<number, Chunk>();
+  if (first) chunks.set(from, first);
+  // The chunks still needed, read in runs of consecutive ones (usually the far edge).
   const reads: Promise<Chunk[]>[] = [];
   for (let i = from; i <= to; i++) {
-    if (usable(i)) continue;
+    if (usable(i) || chunks.has(i)) continue;
     let j = i;
     while (j < to && !usable(j + 1)) j++;
     reads.push(source.chunks(meta, i, j));
     i = j;
   }
-  const chunks = new Map<number, Chunk>();
   for (const run of await Promise.all(reads)) for (const c of run) chunks.set(c.chunkNo, c);
   const parts: BodyPart[] = [{ raw: head }];
   for (let i = from; i <= to; i++) {

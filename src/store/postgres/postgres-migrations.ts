@@ -146,6 +146,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     snapshot_id BIGINT NOT NULL,
     chunk_no INTEGER NOT NULL,
     raw_length INTEGER NOT NULL,
+    context_length INTEGER NOT NULL,
     crc32 BIGINT NOT NULL,
     deflate BYTEA NOT NULL,
     PRIMARY KEY (snapshot_id, chunk_no)

@@ -21,22 +21,28 @@ export async function writeSegments(db: Db, snapshotId: number, segments: readon
     async function* encoded() {
       const enc = new CopyEncoder(4 * 1024);
       for (const s of segments) {
-        enc.row(5).int8(snapshotId).int4(s.chunkNo).int4(s.rawLength).int8(s.crc32).bytesFollow(s.deflate.length);
+        enc.row(6).int8(snapshotId).int4(s.chunkNo).int4(s.rawLength).int4(s.contextLength).int8(s.crc32).bytesFollow(s.deflate.length);
         yield enc.take();
         yield s.deflate;
       }
       yield enc.take(true);
     }
-    await copyIn(c, 'chunk_segments', ['snapshot_id', 'chunk_no', 'raw_length', 'crc32', 'deflate'], encoded());
+    await copyIn(c, 'chunk_segments', ['snapshot_id', 'chunk_no', 'raw_length', 'context_length', 'crc32', 'deflate'], encoded());
   });
 }
 
 export async function readSegments(db: Db, snapshotId: number, from: number, to: number): Promise<ChunkSegment[]> {
-  const rows = await db.rows<{ chunk_no: number; raw_length: number; crc32: number; deflate: Buffer }>(
-    `SELECT chunk_no, raw_length, crc32, deflate FROM chunk_segments
+  const rows = await db.rows<{ chunk_no: number; raw_length: number; context_length: number; crc32: number; deflate: Buffer }>(
+    `SELECT chunk_no, raw_length, context_length, crc32, deflate FROM chunk_segments
      WHERE snapshot_id = $1 AND chunk_no BETWEEN $2 AND $3 ORDER BY chunk_no`,
     [snapshotId, from, to],
     'mirador_read_segments',
   );
-  return rows.map((r) => ({ chunkNo: r.chunk_no, rawLength: r.raw_length, crc32: r.crc32, deflate: r.deflate }));
+  return rows.map((r) => ({
+    chunkNo: r.chunk_no,
+    rawLength: r.raw_length,
+    contextLength: r.context_length,
+    crc32: r.crc32,
+    deflate: r.deflate,
+  }));
 }

@@ -124,6 +124,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     snapshot_id INTEGER NOT NULL,
     chunk_no INTEGER NOT NULL,
     raw_length INTEGER NOT NULL,
+    context_length INTEGER NOT NULL,
     crc32 INTEGER NOT NULL,
     deflate BLOB NOT NULL,
     UNIQUE (snapshot_id, chunk_no)

@@ -15,19 +15,31 @@ export function writeSegments(db: Database, snapshotId: number, segments: readon
     if (!exists) return;
     const insert = cachedStatement(
       db,
-      `INSERT INTO chunk_segments (snapshot_id, chunk_no, raw_length, crc32, deflate) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (snapshot_id, chunk_no) DO UPDATE SET
-         raw_length = excluded.raw_length, crc32 = excluded.crc32, deflate = excluded.deflate`,
+      `INSERT INTO chunk_segments (snapshot_id, chunk_no, raw_length, context_length, crc32, deflate) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (snapshot_id, chunk_no) DO UPDATE SET raw_length = excluded.raw_length,
+         context_length = excluded.context_length, crc32 = excluded.crc32, deflate = excluded.deflate`,
     );
-    for (const s of segments) insert.run(snapshotId, s.chunkNo, s.rawLength, s.crc32, s.deflate);
+    for (const s of segments) insert.run(snapshotId, s.chunkNo, s.rawLength, s.contextLength, s.crc32, s.deflate);
   })();
 }
 
 export function readSegments(db: Database, snapshotId: number, from: number, to: number): ChunkSegment[] {
   const rows = cachedStatement(
     db,
-    `SELECT chunk_no, raw_length, crc32, deflate FROM chunk_segments
+    `SELECT chunk_no, raw_length, context_length, crc32, deflate FROM chunk_segments
      WHERE snapshot_id = ? AND chunk_no BETWEEN ? AND ? ORDER BY chunk_no`,
-  ).all(snapshotId, from, to) as { chunk_no: number; raw_length: number; crc32: number; deflate: Buffer }[];
-  return rows.map((r) => ({ chunkNo: r.chunk_no, rawLength: r.raw_length, crc32: r.crc32, deflate: r.deflate }));
+  ).all(snapshotId, from, to) as SegmentRow[];
+  return rows.map(toSegment);
+}
+
+interface SegmentRow {
+  chunk_no: number;
+  raw_length: number;
+  context_length: number;
+  crc32: number;
+  deflate: Buffer;
+}
+
+function toSegment(r: SegmentRow): ChunkSegment {
+  return { chunkNo: r.chunk_no, rawLength: r.raw_length, contextLength: r.context_length, crc32: r.crc32, deflate: r.deflate };
 }
