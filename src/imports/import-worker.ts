@@ -69,7 +69,6 @@ export class ImportWorker {
       events?: WorkerEvents;
       /** Uploads from this size on are parsed in a thread of their own (apply-import.ts's default otherwise). */
       threadFromBytes?: number;
-
     },
   ) {}
 
