@@ -21,6 +21,12 @@ export interface ImportRun {
   wallMs: number;
   /** The import's own duration (report.duration_ms): applying it, without the upload and process start. */
   applyMs: number;
+  /**
+   * Compressing the published snapshot's chunks for gzip pages, which the
+   * command does after publication (its stderr line "gzip segments … in N s");
+   * null when it printed none.
+   */
+  segmentsMs: number | null;
   maxRssKb: number | null;
   report: { status: string; inserted: number; updated: number; unchanged: number; rows_read: number };
 }
@@ -57,9 +63,16 @@ export async function importFile(env: Env, kind: Kind, file: string): Promise<Im
     rows: report.rows_read,
     wallMs: r.wallMs,
     applyMs: report.duration_ms,
+    segmentsMs: segmentsMs(r.stderr),
     maxRssKb: r.maxRssKb,
     report,
   };
+}
+
+/** The time `mirador import` reports for writing gzip segments after publication. */
+function segmentsMs(stderr: string): number | null {
+  const m = /gzip segments of \d+ chunks written in ([\d.]+) s/.exec(stderr);
+  return m ? Number(m[1]) * 1000 : null;
 }
 
 /** Creates the company and key, and imports every file of the dataset. */

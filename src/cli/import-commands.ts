@@ -143,6 +143,13 @@ async function waitForImport(ctx: CliContext, store: Store, queued: ImportJob): 
   const worker = new ImportWorker(store, {
     snapshotRetentionMs: ctx.config.snapshotRetentionMs,
     tombstoneRetentionMs: ctx.config.tombstoneRetentionMs,
+    events: {
+      // After publication the command still compresses the snapshot's chunks for gzip pages:
+      // said on stderr, with its time, so that nobody mistakes it for the import's own.
+      segmented: (job, stats) =>
+        process.stderr.write(`import ${job.id}: gzip segments of ${stats.chunks} chunks written in ${(stats.ms / 1000).toFixed(2)} s\n`),
+      error: (err) => process.stderr.write(`import: gzip segments not written: ${(err as Error)?.message ?? String(err)}\n`),
+    },
   });
   const progress = new Progress(queued.sizeBytes);
   const timer = setInterval(() => {
@@ -169,6 +176,7 @@ class Progress {
   private readonly bar: SingleBar | null;
   private readonly started = Date.now();
   private lastLine = 0;
+  private ended = false;
 
   constructor(private readonly total: number) {
     this.bar = process.stderr.isTTY
@@ -182,6 +190,9 @@ class Progress {
   }
 
   update(job: ImportJob) {
+    // The final line once: the command may still be writing gzip segments after the import ended.
+    if (this.ended) return;
+    if (FINAL.has(job.status)) this.ended = true;
     const seconds = Math.max((Date.now() - this.started) / 1000, 0.001);
     const bytes = FINAL.has(job.status) && job.status === 'succeeded' ? this.total : job.bytesRead;
     const speed = (bytes / 1e6 / seconds).toFixed(1);

@@ -29,6 +29,7 @@ type ToChild = { type: 'start'; data: ProcessData } | { type: 'wake' } | { type:
 type FromChild =
   | { type: 'started'; importId: number }
   | { type: 'finished'; importId: number; report: ImportReport }
+  | { type: 'segmented'; importId: number; chunks: number; ms: number }
   | { type: 'error'; message: string };
 
 export interface ImportProcess {
@@ -77,6 +78,8 @@ export function startImportProcess(
           'import finished',
         );
         onFinished?.(r);
+      } else if (m.type === 'segmented') {
+        logger.info({ importId: m.importId, chunks: m.chunks, ms: Math.round(m.ms) }, 'import gzip segments written');
       } else if (m.type === 'error') logger.error({ err: m.message }, 'import worker error');
     });
     const ended = (code: number | null, signal: NodeJS.Signals | null) => {
@@ -139,6 +142,13 @@ function childMain() {
       process.exit(0);
     })());
 
+  // The server is stopping: an import in hand completes, but gzip segments still being made
+  // are left for reads to make up, rather than hold the shutdown for seconds.
+  const shutDown = () => {
+    void running?.then((r) => r.worker.abandonSegments(), () => {});
+    void stop();
+  };
+
   process.on('message', (m: ToChild) => {
     if (m.type === 'start' && !running) {
       let claimed = false;
@@ -151,11 +161,13 @@ function childMain() {
               claimed = true;
               post({ type: 'started', importId: job.id });
             },
-            // One import per process: exiting now returns everything it allocated.
+            // One import per process: exiting now returns everything it allocated. The worker
+            // first makes the published snapshot's gzip segments (stop waits for them).
             finished: (job, report) => {
               post({ type: 'finished', importId: job.id, report });
               void stop();
             },
+            segmented: (job, stats) => post({ type: 'segmented', importId: job.id, chunks: stats.chunks, ms: stats.ms }),
             error: (err) => {
               post({ type: 'error', message: String((err as Error)?.message ?? err) });
               if (claimed) void stop();
@@ -170,10 +182,10 @@ function childMain() {
         process.exit(1);
       });
     } else if (m.type === 'wake') void running?.then((r) => r.worker.wake());
-    else if (m.type === 'stop') void stop();
+    else if (m.type === 'stop') shutDown();
   });
   // The parent is gone (killed): complete the import in hand, as a graceful stop would, then end.
-  process.on('disconnect', () => void stop());
+  process.on('disconnect', shutDown);
 }
 
 if (process.argv[1] === CHILD_MODULE && process.send) childMain();

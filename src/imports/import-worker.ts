@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import type { ImportJob, Store } from '../store/store.js';
+import { writeChunkSegments, type SegmentStats } from '../snapshots/chunk-segments.js';
 import { applyImport } from './apply-import.js';
 import type { ImportReport } from './import-report.js';
 
@@ -22,6 +23,8 @@ const SWEEP_EVERY_MS = 60_000;
 export interface WorkerEvents {
   started?(job: ImportJob): void;
   finished?(job: ImportJob, report: ImportReport): void;
+  /** The published snapshot's gzip segments are written (after `finished`). */
+  segmented?(job: ImportJob, stats: SegmentStats): void;
   error?(err: unknown): void;
 }
 
@@ -51,6 +54,7 @@ export function workerIsGone(worker: string, heartbeatAt: number, now = Date.now
 export class ImportWorker {
   readonly id = newWorkerId();
   private stopping = false;
+  private abandoning = false;
   private wakeUp: (() => void) | null = null;
   private loop: Promise<void> | null = null;
   private lastRecover = 0;
@@ -84,6 +88,15 @@ export class ImportWorker {
     await this.loop;
   }
 
+  /**
+   * Leaves the gzip segments being made unfinished (between two batches):
+   * for a shutdown, which should not wait seconds for them. Reads compress
+   * the chunks left without one.
+   */
+  abandonSegments() {
+    this.abandoning = true;
+  }
+
   /** Claims and applies one import if one is ready; returns it, or null. */
   async runOnce(): Promise<{ job: ImportJob; report: ImportReport } | null> {
     await this.housekeeping();
@@ -102,7 +115,25 @@ export class ImportWorker {
       },
     });
     this.options.events?.finished?.(job, report);
+    if (report.status === 'succeeded') await this.segment(job);
     return { job, report };
+  }
+
+  /**
+   * Compresses the chunks of the snapshot `job` published, once, for gzip
+   * pages (snapshots/chunk-segments.ts). After publication, so readers never
+   * wait for it; a failure is reported and otherwise ignored, because reads
+   * compress any chunk that has no segment.
+   */
+  private async segment(job: ImportJob) {
+    try {
+      const snapshotId = (await this.store.importById(job.id))?.snapshotId ?? null;
+      if (snapshotId === null) return;
+      const stats = await writeChunkSegments(this.store, snapshotId, { shouldStop: () => this.abandoning });
+      this.options.events?.segmented?.(job, stats);
+    } catch (err) {
+      this.options.events?.error?.(err);
+    }
   }
 
   private async run() {

@@ -154,6 +154,29 @@ export interface Chunk {
   bytes: Buffer;
 }
 
+/**
+ * A chunk's bytes compressed once, at import time, for gzip pages: a raw
+ * deflate stream (level 6) ended with a sync flush, so it is byte-aligned and
+ * not final, and segments of consecutive chunks (and other such pieces)
+ * concatenate into one valid deflate stream. `crc32` and `rawLength`
+ * describe the uncompressed bytes (`Chunk.bytes`), so a page's gzip trailer
+ * is computed without reading them.
+ */
+export interface ChunkSegment {
+  chunkNo: number;
+  rawLength: number;
+  /**
+   * How many bytes before the chunk the segment may refer back to: it was
+   * compressed with the last `contextLength - 1` bytes of the previous chunk
+   * and the comma after them as its dictionary, so it is only valid where
+   * exactly those bytes precede it. 0: none (the first chunk).
+   */
+  contextLength: number;
+  /** CRC-32 (as gzip's) of the chunk's bytes, unsigned. */
+  crc32: number;
+  deflate: Buffer;
+}
+
 export interface RecordRef {
   pos: number;
   hash: Buffer;
@@ -334,6 +357,21 @@ export interface Store {
   /** Chunks `fromChunk..toChunk` (inclusive) of a snapshot, in order. */
   readChunks(snapshotId: number, fromChunk: number, toChunk: number): Promise<Chunk[]>;
   findRecord(snapshotId: number, idErp: string): Promise<RecordRef | null>;
-  /** Deletes superseded snapshots older than `supersededBefore` and abandoned staged ones. */
+  /**
+   * Stores precompressed segments of a published snapshot's chunks (see
+   * ChunkSegment), replacing any already there for the same chunks. Does
+   * nothing when the snapshot is gone (swept meanwhile).
+   *
+   * @example
+   * await store.writeSegments(snapshotId, [{ chunkNo: 0, rawLength, crc32, deflate }]);
+   */
+  writeSegments(snapshotId: number, segments: readonly ChunkSegment[]): Promise<void>;
+  /**
+   * The segments that exist among chunks `fromChunk..toChunk` (inclusive), in
+   * order; chunks without one are simply missing from the result (a crash
+   * while they were being made, or not made yet): readers compress those.
+   */
+  readSegments(snapshotId: number, fromChunk: number, toChunk: number): Promise<ChunkSegment[]>;
+  /** Deletes superseded snapshots older than `supersededBefore` and abandoned staged ones, with their chunks and segments. */
   sweepSnapshots(supersededBefore: number): Promise<number>;
 }

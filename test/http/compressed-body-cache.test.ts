@@ -1,7 +1,7 @@
 /** The compressed-body cache behind gzip and br responses (src/http/api/send-body.ts). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { CompressedBodyCache } from '../../src/http/api/send-body.js';
 
 const body = (n: number) => Buffer.from(`{"page":${n},"items":[${'"x",'.repeat(200)}"y"]}`);
@@ -61,4 +61,19 @@ test('a small compressed body is its own bytes, not a view of a larger buffer it
   assert.deepEqual(brotliDecompressSync(br), body(5));
   // A view into zlib's output buffer would span the whole buffer (16 KiB or more).
   for (const out of [gz, br]) assert.ok(out.buffer.byteLength <= 8192, `backed by ${out.buffer.byteLength} bytes for a ${out.length}-byte body`);
+});
+
+test('a gzip body made another way (assembled from segments) is what gzip gets and caches; br still compresses the pieces', async () => {
+  const cache = new CompressedBodyCache(1024 * 1024);
+  let assembled = 0;
+  const made = gzipSync(body(9));
+  const gzip = async () => {
+    assembled++;
+    return made;
+  };
+  assert.equal(await cache.get('"s-gzip"', 'gzip', async () => [body(9)], gzip), made);
+  assert.equal(await cache.get('"s-gzip"', 'gzip', async () => [body(9)], gzip), made);
+  assert.equal(assembled, 1, 'cached by ETag like any other');
+  assert.deepEqual(brotliDecompressSync(await cache.get('"s-br"', 'br', async () => [body(9)], gzip)), body(9));
+  assert.equal(assembled, 1, 'br does not use it');
 });

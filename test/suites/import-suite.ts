@@ -9,7 +9,8 @@ import { ImportWorker } from '../../src/imports/import-worker.js';
 import type { ImportReport } from '../../src/imports/import-report.js';
 import type { Kind } from '../../src/domain/kinds.js';
 import type { Store } from '../../src/store/store.js';
-import { csv, customersCsv, CSV_CUSTOMER_HEADER } from '../helpers/csv.js';
+import { constants, crc32, gunzipSync, inflateRawSync } from 'node:zlib';
+import { csv, customersCsv, CSV_CUSTOMER_HEADER, wideCustomersCsv } from '../helpers/csv.js';
 import { bearer, request } from '../helpers/http.js';
 import type { StoreFactory } from '../helpers/stores.js';
 import { companyWithKey, startServer, type TestServer } from '../helpers/test-server.js';
@@ -259,6 +260,63 @@ export function importSuite(factory: StoreFactory) {
       assert.equal(job.status, 'succeeded');
       assert.equal((job.report as ImportReport).inserted, 3);
       assert.ok(job.finishedAt);
+    });
+
+    test('after publishing, the worker writes a gzip segment for every chunk, and gzip pages gunzip to the identity body', async () => {
+      const { company, key } = await companyWithKey(store, 'segments');
+      const segmented: number[] = [];
+      const own = new ImportWorker(store, { snapshotRetentionMs: 60_000, events: { segmented: (_job, stats) => segmented.push(stats.chunks) } });
+      await store.createImport({ companyId: company.id, kind: 'clientes', filename: 'wide.csv', source: 'test' }, body(wideCustomersCsv(300, 40)), 1 << 30);
+      assert.equal((await own.runOnce())?.report.status, 'succeeded');
+      const meta = (await store.snapshotMeta((await store.liveSnapshotId(company.id, 'clientes'))!))!;
+      const count = meta.chunkStarts.length;
+      assert.ok(count >= 3, `${count} chunks`);
+      assert.deepEqual(segmented, [count]);
+      const segments = await store.readSegments(meta.id, 0, count - 1);
+      const chunks = await store.readChunks(meta.id, 0, count - 1);
+      assert.deepEqual(segments.map((s) => s.chunkNo), chunks.map((c) => c.chunkNo));
+      for (const [i, s] of segments.entries()) {
+        // Each is compressed against the end of the chunk before it and the comma between them.
+        const prev = chunks[i - 1]?.bytes;
+        assert.equal(s.contextLength, prev ? Math.min(prev.length + 1, 8192) : 0);
+        const dictionary = prev ? Buffer.concat([prev.subarray(prev.length - (s.contextLength - 1)), Buffer.from(',')]) : undefined;
+        assert.deepEqual(inflateRawSync(s.deflate, { finishFlush: constants.Z_SYNC_FLUSH, ...(dictionary ? { dictionary } : {}) }), chunks[i]!.bytes);
+        assert.equal(s.crc32, crc32(chunks[i]!.bytes));
+      }
+      for (const query of ['limit=1000', 'limit=100&offset=150', 'limit=7&offset=3']) {
+        const url = `${server.baseUrl}/v1/clientes?${query}`;
+        const plain = await request(url, { headers: bearer(key) });
+        const gz = await request(url, { headers: { ...bearer(key), 'accept-encoding': 'gzip' } });
+        assert.equal(gz.headers['content-encoding'], 'gzip');
+        assert.equal(gunzipSync(gz.body).toString('utf8'), plain.text(), query);
+      }
+    });
+
+    test('an import still publishes when writing its gzip segments fails; reads compress instead', async () => {
+      const { company, key } = await companyWithKey(store, 'segments-fail');
+      // The real store, but every segment write fails (a full disk, a lost connection).
+      const failing = new Proxy(store, {
+        get(target, prop, receiver) {
+          if (prop === 'writeSegments') return async () => { throw new Error('no room for segments'); };
+          const value = Reflect.get(target, prop, receiver);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const errors: unknown[] = [];
+      const own = new ImportWorker(failing, { snapshotRetentionMs: 60_000, events: { error: (err) => errors.push(err) } });
+      const job = await store.createImport({ companyId: company.id, kind: 'clientes', filename: 'wide.csv', source: 'test' }, body(wideCustomersCsv(200, 40)), 1 << 30);
+      const done = await own.runOnce();
+      assert.equal(done?.report.status, 'succeeded');
+      assert.equal((await store.importById(job.id))?.status, 'succeeded');
+      const live = (await store.liveSnapshotId(company.id, 'clientes'))!;
+      assert.equal((await store.importById(job.id))?.snapshotId, live, 'published');
+      assert.match(String((errors[0] as Error)?.message), /no room for segments/);
+      assert.deepEqual(await store.readSegments(live, 0, 100), []);
+      const url = `${server.baseUrl}/v1/clientes?limit=150&offset=20`;
+      const plain = await request(url, { headers: bearer(key) });
+      const gz = await request(url, { headers: { ...bearer(key), 'accept-encoding': 'gzip' } });
+      assert.equal(plain.json().items.length, 150);
+      assert.equal(gunzipSync(gz.body).toString('utf8'), plain.text());
     });
   });
 }

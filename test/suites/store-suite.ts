@@ -10,7 +10,7 @@ import { generateCredential } from '../../src/domain/api-keys.js';
 import { compareUtf8, hashBody } from '../../src/domain/item-renderer.js';
 import type { Kind } from '../../src/domain/kinds.js';
 import { openStore } from '../../src/store/open-store.js';
-import { ConflictError, DuplicateIdError, type SnapshotSpec, type StagedRecord, type Store } from '../../src/store/store.js';
+import { ConflictError, DuplicateIdError, type ChunkSegment, type SnapshotSpec, type StagedRecord, type Store } from '../../src/store/store.js';
 import type { StoreFactory } from '../helpers/stores.js';
 
 const T1 = Date.parse('2026-01-10T08:00:00.000Z');
@@ -463,6 +463,43 @@ export function storeSuite(factory: StoreFactory) {
       assert.deepEqual((await items(store, s3.snapshotId)).map((i) => i.v), ['4']);
       assert.equal(await store.sweepSnapshots(Date.now() + 1000), 0);
       await store.discardSnapshot(staging.snapshotId);
+    });
+
+    const segment = (chunkNo: number, text: string): ChunkSegment => ({
+      chunkNo,
+      rawLength: text.length,
+      contextLength: chunkNo === 0 ? 0 : 8192,
+      crc32: 0xfedcba98 - chunkNo, // above 2^31: stored unsigned
+      deflate: Buffer.from(`deflate of ${text}`),
+    });
+
+    test('gzip segments: written for a published snapshot, read back by chunk range, missing ones left out, rewritten in place', async () => {
+      const companyId = await company();
+      const s = await publish(companyId, T1, [staged('A')]);
+      assert.deepEqual(await store.readSegments(s.snapshotId, 0, 10), [], 'none before they are made');
+      await store.writeSegments(s.snapshotId, [segment(0, 'zero'), segment(2, 'two'), segment(5, 'five')]);
+      assert.deepEqual(await store.readSegments(s.snapshotId, 0, 10), [segment(0, 'zero'), segment(2, 'two'), segment(5, 'five')]);
+      assert.deepEqual(await store.readSegments(s.snapshotId, 1, 4), [segment(2, 'two')]);
+      assert.deepEqual(await store.readSegments(s.snapshotId, 3, 4), []);
+      // Written again (an import process retried): replaced, never doubled.
+      await store.writeSegments(s.snapshotId, [segment(2, 'TWO'), segment(3, 'three')]);
+      assert.deepEqual(await store.readSegments(s.snapshotId, 0, 10), [segment(0, 'zero'), segment(2, 'TWO'), segment(3, 'three'), segment(5, 'five')]);
+      assert.deepEqual(await store.readSegments(s.snapshotId + 1000, 0, 10), [], 'per snapshot');
+      await store.writeSegments(s.snapshotId, []);
+    });
+
+    test('the sweep removes segments with their snapshot; none are written for a snapshot already gone', async () => {
+      const companyId = await company();
+      const old = await publish(companyId, T1, [staged('A', '1')]);
+      await store.writeSegments(old.snapshotId, [segment(0, 'old')]);
+      const live = await publish(companyId, T2, [staged('A', '2')]);
+      await store.writeSegments(live.snapshotId, [segment(0, 'live')]);
+      assert.deepEqual(await store.readSegments(old.snapshotId, 0, 0), [segment(0, 'old')], 'a superseded snapshot keeps its segments');
+      assert.ok((await store.sweepSnapshots(Date.now() + 1000)) >= 1);
+      assert.deepEqual(await store.readSegments(old.snapshotId, 0, 0), []);
+      assert.deepEqual(await store.readSegments(live.snapshotId, 0, 0), [segment(0, 'live')], 'the live snapshot keeps its segments');
+      await store.writeSegments(old.snapshotId, [segment(0, 'late')]);
+      assert.deepEqual(await store.readSegments(old.snapshotId, 0, 0), [], 'segments of a swept snapshot would never be removed');
     });
   });
 }

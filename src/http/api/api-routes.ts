@@ -15,7 +15,8 @@ import { authenticate, presentedToken } from './api-auth.js';
 import { apiDocs, DOC_ONLY } from './api-docs.js';
 import { parseListQuery, type ListQuery } from './list-query.js';
 import { sendCacheable, sendCacheableNow, type CacheableBody, type CompressedBodyCache, type Meter } from './send-body.js';
-import { cachedItems, firstPositionSince, readItems, type ChunkSource } from './snapshot-reader.js';
+import { assembleGzip } from './gzip-segments.js';
+import { cachedItems, firstPositionSince, readBodyParts, readItems, type ChunkSource } from './snapshot-reader.js';
 import { mergedPage, renderTombstones, type RenderedTombstone } from './merged-page.js';
 
 export interface ApiDeps {
@@ -293,6 +294,7 @@ function sendList(
     vary: v.sandbox ? SANDBOX_VARY : REAL_VARY,
     meter: v.meter,
     pieces: page.pieces,
+    gzip: page.gzip,
     next: nextPage ?? undefined,
   });
 }
@@ -331,14 +333,23 @@ function listPage(v: View, q: ListQuery, tombstones: readonly RenderedTombstone[
   const start = Math.min(first + q.offset, count);
   const end = Math.min(start + q.limit, count);
   const nextOffset = q.offset + (end - start);
+  const source = v.source;
   return {
     tag,
     hasMore: nextOffset < total,
     nextOffset,
     pieces: async () => {
-      const items = meta ? await readItems(v.source, meta, start, end) : [];
+      const items = meta ? await readItems(source, meta, start, end) : [];
       return [Buffer.from(envelope(total, end - start)), ...items, ITEMS_CLOSE];
     },
+    // The same bytes, gzipped from the segments made at import time where they exist.
+    gzip:
+      meta && source.segments
+        ? async () => {
+            const head = Buffer.from(envelope(total, end - start));
+            return assembleGzip(await readBodyParts(source, meta, start, end, head, ITEMS_CLOSE));
+          }
+        : undefined,
   };
 }
 

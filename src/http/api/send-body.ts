@@ -108,12 +108,22 @@ export class CompressedBodyCache {
     return hit;
   }
 
-  async get(key: string, encoding: 'br' | 'gzip', body: () => Pieces | Promise<Pieces>): Promise<Buffer> {
+  /**
+   * The compressed body under `key`, compressing `body` on a miss; for gzip,
+   * `gzip` (when given) makes the body instead: a list page assembled from
+   * precompressed segments.
+   */
+  async get(
+    key: string,
+    encoding: 'br' | 'gzip',
+    body: () => Pieces | Promise<Pieces>,
+    gzip?: () => Promise<Buffer>,
+  ): Promise<Buffer> {
     const hit = this.peek(key);
     if (hit) return hit;
     let p = this.pending.get(key);
     if (!p) {
-      p = Promise.resolve(body()).then((pieces) => compress(pieces, encoding));
+      p = encoding === 'gzip' && gzip ? gzip() : Promise.resolve(body()).then((pieces) => compress(pieces, encoding));
       p.then((out) => this.remember(key, out), () => {}).finally(() => this.pending.delete(key));
       this.pending.set(key, p);
     }
@@ -121,10 +131,10 @@ export class CompressedBodyCache {
   }
 
   /** Starts compressing `key` in the background unless it is cached or under way. */
-  prefetch(key: string, encoding: 'br' | 'gzip', body: () => Promise<Pieces>): void {
+  prefetch(key: string, encoding: 'br' | 'gzip', body: () => Promise<Pieces>, gzip?: () => Promise<Buffer>): void {
     if (this.lru.has(key) || this.pending.has(key)) return;
     this.prefetched.add(key);
-    this.get(key, encoding, body).catch(() => this.prefetched.delete(key));
+    this.get(key, encoding, body, gzip).catch(() => this.prefetched.delete(key));
   }
 
   /** Whether `key` was prepared by `prefetch` and this is the first time it is asked for. */
@@ -167,13 +177,19 @@ export interface CacheableBody {
   pieces: () => Buffer[] | Promise<Buffer[]>;
   /** The same pieces when they are in memory (no promise); undefined when they are not. */
   cachedPieces?: () => Buffer[] | undefined;
+  /**
+   * The gzip body made another way than by compressing `pieces` (a list page
+   * assembled from its chunks' precompressed segments); it must gunzip to
+   * exactly `pieces`. Its ETag is the same as if `pieces` were compressed.
+   */
+  gzip?: () => Promise<Buffer>;
   meter?: Meter;
   /**
    * The body a client is likely to ask for next (the next page of a list).
    * When this body had to be compressed, the next one is compressed in the
    * background meanwhile: a client following `next_offset` finds it ready.
    */
-  next?: { tag: string; pieces: () => Promise<Buffer[]> };
+  next?: { tag: string; pieces: () => Promise<Buffer[]>; gzip?: () => Promise<Buffer> };
 }
 
 export async function sendCacheable(
@@ -196,8 +212,8 @@ export async function sendCacheable(
   // through a list: the next page is prepared meanwhile, so a walk stays one page ahead.
   const prepared = compressed.takePrefetched(etag);
   const walking = prepared || !compressed.cached(etag);
-  const out = await compressed.get(etag, encoding, body.pieces);
-  if (walking && body.next) compressed.prefetch(etagOf(body.next.tag, encoding), encoding, body.next.pieces);
+  const out = await compressed.get(etag, encoding, body.pieces, body.gzip);
+  if (walking && body.next) compressed.prefetch(etagOf(body.next.tag, encoding), encoding, body.next.pieces, body.next.gzip);
   return sendCompressed(reply, body, etag, encoding, out);
 }
 

@@ -3,7 +3,8 @@
  * so both are cached in process with no invalidation: a chunk can never go
  * stale, it can only stop being asked for.
  */
-import type { Chunk, SnapshotMeta, Store } from '../../store/store.js';
+import type { Chunk, ChunkSegment, SnapshotMeta, Store } from '../../store/store.js';
+import type { BodyPart } from './gzip-segments.js';
 
 const COMMA = Buffer.from(',');
 
@@ -57,6 +58,12 @@ export interface ChunkSource {
   cachedMeta(snapshotId: number): SnapshotMeta | undefined;
   /** Chunks `from..to` inclusive when all are in memory; undefined otherwise. */
   cachedChunks(meta: SnapshotMeta, from: number, to: number): Chunk[] | undefined;
+  /**
+   * The gzip segments of chunks `from..to`, by index from `from`; undefined
+   * where a chunk has none. A source without segments (the sandbox) leaves
+   * this out, and its gzip pages are compressed whole.
+   */
+  segments?(meta: SnapshotMeta, from: number, to: number): Promise<(ChunkSegment | undefined)[]>;
 }
 
 /** Reads a page: the item bytes of positions [start, end). */
@@ -74,11 +81,76 @@ export function cachedItems(source: ChunkSource, meta: SnapshotMeta, start: numb
   return chunks && sliceItems(chunks, start, end);
 }
 
-/** A byte-budgeted LRU of chunks over a Store, with concurrent misses coalesced. */
+/**
+ * A page's body as parts for a gzip body (gzip-segments.ts): `head`, the
+ * items of positions [start, end) joined by commas, `tail`. A chunk that the
+ * page holds whole, that has a segment, and whose context (the end of the
+ * chunk before it, see ChunkSegment.contextLength) the page holds too, is
+ * that segment, and its bytes are not read at all; partial chunks at the
+ * edges and chunks without a usable segment are their bytes, compressed when
+ * the body is assembled.
+ */
+export async function readBodyParts(
+  source: ChunkSource,
+  meta: SnapshotMeta,
+  start: number,
+  end: number,
+  head: Buffer,
+  tail: Buffer,
+): Promise<BodyPart[]> {
+  if (start >= end) return [{ raw: head }, { raw: tail }];
+  const from = chunkIndexOf(meta.chunkStarts, start);
+  const to = chunkIndexOf(meta.chunkStarts, end - 1);
+  const whole = (i: number) => meta.chunkStarts[i]! >= start && (meta.chunkStarts[i + 1] ?? meta.count) <= end;
+  // A page starting mid-chunk needs that chunk's bytes anyway, and they say how much of it precedes the next one.
+  const [segments = [], first] = await Promise.all([
+    source.segments?.(meta, from, to),
+    whole(from) ? undefined : source.chunks(meta, from, from).then((c) => c[0]!),
+  ]);
+  /** Bytes of chunk i in the page (only asked of chunks before the last one, which end inside it). */
+  const held = (i: number) =>
+    i === from && first ? first.bytes.length - first.offsets[start - first.firstPos]! : segments[i - from]?.rawLength ?? Infinity;
+  const usable = (i: number): ChunkSegment | undefined => {
+    const s = whole(i) ? segments[i - from] : undefined;
+    if (!s || s.contextLength === 0) return s;
+    // Its context (the end of chunk i - 1 and a comma) must be what precedes it in the page.
+    return i > from && held(i - 1) >= s.contextLength - 1 ? s : undefined;
+  };
+  const chunks = new Map<number, Chunk>();
+  if (first) chunks.set(from, first);
+  // The chunks still needed, read in runs of consecutive ones (usually the far edge).
+  const reads: Promise<Chunk[]>[] = [];
+  for (let i = from; i <= to; i++) {
+    if (usable(i) || chunks.has(i)) continue;
+    let j = i;
+    while (j < to && !usable(j + 1)) j++;
+    reads.push(source.chunks(meta, i, j));
+    i = j;
+  }
+  for (const run of await Promise.all(reads)) for (const c of run) chunks.set(c.chunkNo, c);
+  const parts: BodyPart[] = [{ raw: head }];
+  for (let i = from; i <= to; i++) {
+    if (i > from) parts.push({ raw: COMMA });
+    const segment = usable(i);
+    if (segment) parts.push({ segment });
+    else for (const raw of sliceItems([chunks.get(i)!], start, end)) parts.push({ raw });
+  }
+  parts.push({ raw: tail });
+  return parts;
+}
+
+/**
+ * A byte-budgeted LRU of chunks and of their gzip segments over a Store, with
+ * concurrent misses coalesced. Both share one budget (CHUNK_CACHE_MB): a
+ * snapshot's segments are about a ninth of its chunks, and a client
+ * downloading with gzip needs only the segments.
+ */
 export class CachedChunkSource implements ChunkSource {
   private readonly metas = new Map<number, SnapshotMeta>();
-  private readonly lru = new Map<string, Chunk>();
+  /** Chunks under `id:no`, segments under `id:no:z`. */
+  private readonly lru = new Map<string, Chunk | ChunkSegment>();
   private readonly loading = new Map<string, Promise<Chunk[]>>();
+  private readonly loadingSegments = new Map<string, Promise<ChunkSegment[]>>();
   private bytes = 0;
 
   constructor(
@@ -107,7 +179,7 @@ export class CachedChunkSource implements ChunkSource {
     const out: Chunk[] = [];
     for (let i = from; i <= to; i++) {
       const key = `${meta.id}:${i}`;
-      const hit = this.lru.get(key);
+      const hit = this.lru.get(key) as Chunk | undefined;
       if (!hit) return undefined;
       this.lru.delete(key);
       this.lru.set(key, hit);
@@ -121,7 +193,7 @@ export class CachedChunkSource implements ChunkSource {
     let missFrom = -1;
     for (let i = from; i <= to; i++) {
       const key = `${meta.id}:${i}`;
-      const hit = this.lru.get(key);
+      const hit = this.lru.get(key) as Chunk | undefined;
       if (hit) {
         // Refresh recency: Map keeps insertion order.
         this.lru.delete(key);
@@ -138,6 +210,42 @@ export class CachedChunkSource implements ChunkSource {
     return out;
   }
 
+  async segments(meta: SnapshotMeta, from: number, to: number): Promise<(ChunkSegment | undefined)[]> {
+    const out: (ChunkSegment | undefined)[] = [];
+    let missFrom = -1;
+    let missTo = -1;
+    for (let i = from; i <= to; i++) {
+      const key = `${meta.id}:${i}:z`;
+      const hit = this.lru.get(key) as ChunkSegment | undefined;
+      if (hit) {
+        this.lru.delete(key);
+        this.lru.set(key, hit);
+      } else {
+        missFrom = missFrom < 0 ? i : missFrom;
+        missTo = i;
+      }
+      out.push(hit);
+    }
+    // A segment found missing is not remembered as missing: it may be written moments later.
+    if (missFrom < 0) return out;
+    for (const s of await this.loadSegments(meta.id, missFrom, missTo)) out[s.chunkNo - from] = s;
+    return out;
+  }
+
+  private loadSegments(snapshotId: number, from: number, to: number): Promise<ChunkSegment[]> {
+    const key = `${snapshotId}:${from}-${to}`;
+    let pending = this.loadingSegments.get(key);
+    if (!pending) {
+      pending = this.store.readSegments(snapshotId, from, to).then((segments) => {
+        for (const s of segments) this.remember(`${snapshotId}:${s.chunkNo}:z`, s);
+        return segments;
+      });
+      pending.finally(() => this.loadingSegments.delete(key)).catch(() => {});
+      this.loadingSegments.set(key, pending);
+    }
+    return pending;
+  }
+
   private load(snapshotId: number, from: number, to: number): Promise<Chunk[]> {
     const key = `${snapshotId}:${from}-${to}`;
     let pending = this.loading.get(key);
@@ -152,14 +260,18 @@ export class CachedChunkSource implements ChunkSource {
     return pending;
   }
 
-  private remember(key: string, chunk: Chunk) {
-    if (chunk.bytes.length > this.budgetBytes || this.lru.has(key)) return;
-    this.lru.set(key, chunk);
-    this.bytes += chunk.bytes.length;
+  private remember(key: string, entry: Chunk | ChunkSegment) {
+    if (sizeOf(entry) > this.budgetBytes || this.lru.has(key)) return;
+    this.lru.set(key, entry);
+    this.bytes += sizeOf(entry);
     while (this.bytes > this.budgetBytes) {
       const [oldKey, old] = this.lru.entries().next().value!;
       this.lru.delete(oldKey);
-      this.bytes -= old.bytes.length;
+      this.bytes -= sizeOf(old);
     }
   }
+}
+
+function sizeOf(entry: Chunk | ChunkSegment): number {
+  return 'deflate' in entry ? entry.deflate.length : entry.bytes.length;
 }

@@ -137,6 +137,22 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (snapshot_id, id_erp)
   );
   `,
+  // Gzip segments (issue 4): each chunk compressed once, after its snapshot is
+  // published. A table of its own, not a column of chunks, so that filling it
+  // later leaves the chunk rows alone. Deflate output does not compress again:
+  // EXTERNAL keeps it out of line without trying.
+  `
+  CREATE TABLE chunk_segments (
+    snapshot_id BIGINT NOT NULL,
+    chunk_no INTEGER NOT NULL,
+    raw_length INTEGER NOT NULL,
+    context_length INTEGER NOT NULL,
+    crc32 BIGINT NOT NULL,
+    deflate BYTEA NOT NULL,
+    PRIMARY KEY (snapshot_id, chunk_no)
+  );
+  ALTER TABLE chunk_segments ALTER COLUMN deflate SET STORAGE EXTERNAL;
+  `,
 ];
 
 /** Applies the migrations not yet recorded, under the migration lock. Idempotent. */

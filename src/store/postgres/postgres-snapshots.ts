@@ -415,6 +415,7 @@ export async function discardSnapshot(db: Db, snapshotId: number): Promise<boole
     async (c) => {
       if ((await c.run(`DELETE FROM snapshots WHERE id = $1 AND state <> 'live'`, [snapshotId])) === 0) return false;
       await c.run('DELETE FROM chunks WHERE snapshot_id = $1', [snapshotId]);
+      await c.run('DELETE FROM chunk_segments WHERE snapshot_id = $1', [snapshotId]);
       await c.run('DELETE FROM records WHERE snapshot_id = $1', [snapshotId]);
       await c.run('DELETE FROM snapshot_tombstones WHERE snapshot_id = $1', [snapshotId]);
       return true;

@@ -8,6 +8,7 @@ import type { CredentialScope } from '../../domain/api-keys.js';
 import type { Kind } from '../../domain/kinds.js';
 import {
   ConflictError,
+  type ChunkSegment,
   type Company,
   type Credential,
   type ImportJob,
@@ -24,6 +25,7 @@ import { LiveListener } from './postgres-live-listener.js';
 import * as imports from './postgres-imports.js';
 import { migrate } from './postgres-migrations.js';
 import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from '../row-mappers.js';
+import * as segments from './postgres-segments.js';
 import * as snapshots from './postgres-snapshots.js';
 
 const UNIQUE_VIOLATION = '23505';
@@ -307,6 +309,14 @@ export class PostgresStore implements Store {
 
   readChunks(snapshotId: number, fromChunk: number, toChunk: number) {
     return snapshots.readChunks(this.db, snapshotId, fromChunk, toChunk);
+  }
+
+  writeSegments(snapshotId: number, list: readonly ChunkSegment[]) {
+    return segments.writeSegments(this.db, snapshotId, list);
+  }
+
+  readSegments(snapshotId: number, fromChunk: number, toChunk: number) {
+    return segments.readSegments(this.db, snapshotId, fromChunk, toChunk);
   }
 
   async findLiveRecord(companyId: number, kind: Kind, idErp: string) {

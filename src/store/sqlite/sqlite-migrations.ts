@@ -115,4 +115,19 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (snapshot_id, id_erp)
   ) WITHOUT ROWID;
   `,
+  // Gzip segments (issue 4): each chunk compressed once, after its snapshot is
+  // published. A table of its own, not a column of chunks: filling a column
+  // later would rewrite every 64 KiB chunk row.
+  `
+  CREATE TABLE chunk_segments (
+    id INTEGER PRIMARY KEY,
+    snapshot_id INTEGER NOT NULL,
+    chunk_no INTEGER NOT NULL,
+    raw_length INTEGER NOT NULL,
+    context_length INTEGER NOT NULL,
+    crc32 INTEGER NOT NULL,
+    deflate BLOB NOT NULL,
+    UNIQUE (snapshot_id, chunk_no)
+  );
+  `,
 ];

@@ -97,6 +97,7 @@ export function discardSnapshot(db: Database, snapshotId: number) {
     // A live snapshot is never removed, nor are its records and chunks.
     if (db.prepare(`DELETE FROM snapshots WHERE id = ? AND state <> 'live'`).run(snapshotId).changes === 0) return;
     db.prepare('DELETE FROM chunks WHERE snapshot_id = ?').run(snapshotId);
+    db.prepare('DELETE FROM chunk_segments WHERE snapshot_id = ?').run(snapshotId);
     db.prepare('DELETE FROM records WHERE snapshot_id = ?').run(snapshotId);
     db.prepare('DELETE FROM snapshot_tombstones WHERE snapshot_id = ?').run(snapshotId);
   })();

@@ -9,6 +9,7 @@ import type { CredentialScope } from '../../domain/api-keys.js';
 import type { Kind } from '../../domain/kinds.js';
 import {
   ConflictError,
+  type ChunkSegment,
   type Company,
   type Credential,
   type ImportJob,
@@ -22,6 +23,7 @@ import {
 import * as imports from './sqlite-imports.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from '../row-mappers.js';
+import * as segments from './sqlite-segments.js';
 import * as snapshots from './sqlite-snapshots.js';
 import { writeSnapshot } from './sqlite-snapshot-writer.js';
 import { cachedStatement } from './sqlite-statements.js';
@@ -338,6 +340,14 @@ export class SqliteStore implements Store {
 
   async readChunks(snapshotId: number, fromChunk: number, toChunk: number) {
     return snapshots.readChunks(this.db, snapshotId, fromChunk, toChunk);
+  }
+
+  async writeSegments(snapshotId: number, list: readonly ChunkSegment[]) {
+    segments.writeSegments(this.db, snapshotId, list);
+  }
+
+  async readSegments(snapshotId: number, fromChunk: number, toChunk: number) {
+    return segments.readSegments(this.db, snapshotId, fromChunk, toChunk);
   }
 
   async findLiveRecord(companyId: number, kind: Kind, idErp: string) {

@@ -1,0 +1,107 @@
+/**
+ * Makes the gzip segments of a published snapshot (see ChunkSegment in
+ * store.ts): data changes only when an import is applied, so each chunk is
+ * compressed once, here, instead of on every first gzip download. Run by the
+ * process that applied the import, after publication — readers never wait
+ * for it, and a chunk without a segment is compressed when read, so a crash
+ * midway costs speed, never correctness.
+ */
+import { constants, crc32, deflateRaw } from 'node:zlib';
+import { promisify } from 'node:util';
+import type { Chunk, ChunkSegment, Store } from '../store/store.js';
+
+const deflateRawAsync = promisify(deflateRaw);
+
+/**
+ * Chunks read, compressed and written per batch (~4 MiB of items at ~64 KiB
+ * per chunk): with one batch being read while one is compressed and the one
+ * before is written, about 10 MiB are held at any time, whatever the
+ * snapshot's size.
+ */
+const BATCH_CHUNKS = 64;
+
+/**
+ * How much of the previous chunk a segment is compressed against (its
+ * `contextLength`, comma included). Compressed alone, each 64 KiB chunk
+ * starts with an empty window and 100,000 customers came out 22% larger than
+ * one continuous stream (51.2 against 41.9 MiB); against the last 8 KiB of
+ * the previous chunk (about two items), 4% larger. The price: a segment is
+ * only usable where the page holds that much of the previous chunk, so a page
+ * starting in the last 8 KiB of a chunk compresses the next one itself.
+ * Measured on 10,666 customers × 150 columns: 2 KiB +14%, 4 KiB +6%, 8 KiB
+ * +4%, 16 KiB +2%, 32 KiB +1%.
+ */
+export const SEGMENT_CONTEXT_BYTES = 8 * 1024;
+
+const COMMA = Buffer.from(',');
+
+/**
+ * A chunk's segment: its bytes through raw deflate at level 6, ended with a
+ * sync flush (byte-aligned, not final), with their CRC-32 and length. With
+ * `previous` (the chunk before it), the end of that chunk and the comma
+ * between them are the dictionary (see SEGMENT_CONTEXT_BYTES). zlib's async
+ * API runs on the thread pool, so a batch compresses on every core.
+ *
+ * @example
+ * const segment = await deflateSegment(chunk.chunkNo, chunk.bytes, previousChunk?.bytes);
+ */
+export async function deflateSegment(chunkNo: number, bytes: Buffer, previous?: Buffer): Promise<ChunkSegment> {
+  const dictionary = previous
+    ? Buffer.concat([previous.subarray(Math.max(0, previous.length - (SEGMENT_CONTEXT_BYTES - 1))), COMMA])
+    : undefined;
+  const deflate = await deflateRawAsync(bytes, { level: 6, finishFlush: constants.Z_SYNC_FLUSH, ...(dictionary ? { dictionary } : {}) });
+  return { chunkNo, rawLength: bytes.length, contextLength: dictionary?.length ?? 0, crc32: crc32(bytes), deflate };
+}
+
+export interface SegmentStats {
+  chunks: number;
+  rawBytes: number;
+  deflateBytes: number;
+  ms: number;
+}
+
+/**
+ * Compresses and stores the segments of every chunk of `snapshotId`, in
+ * bounded batches. `shouldStop` is asked between batches (a worker asked to
+ * stop leaves the rest undone: reads compress those chunks themselves).
+ */
+export async function writeChunkSegments(
+  store: Store,
+  snapshotId: number,
+  options: { shouldStop?: () => boolean } = {},
+): Promise<SegmentStats> {
+  const started = performance.now();
+  const stats: SegmentStats = { chunks: 0, rawBytes: 0, deflateBytes: 0, ms: 0 };
+  const meta = await store.snapshotMeta(snapshotId);
+  const count = meta?.chunkStarts.length ?? 0;
+  const read = (from: number): Promise<Chunk[]> | null =>
+    from < count ? store.readChunks(snapshotId, from, Math.min(count, from + BATCH_CHUNKS) - 1) : null;
+  let next = read(0);
+  /** The last chunk of the batch before, the context of this batch's first one. */
+  let previous: Chunk | undefined;
+  let writing: Promise<void> = Promise.resolve();
+  try {
+    for (let from = 0; next && !options.shouldStop?.(); from += BATCH_CHUNKS) {
+      const chunks = await next;
+      const before = previous;
+      const compressing = Promise.all(chunks.map((c, k) => deflateSegment(c.chunkNo, c.bytes, (k === 0 ? before : chunks[k - 1])?.bytes)));
+      previous = chunks[chunks.length - 1];
+      // While this batch compresses on the thread pool, the next one is read and the one before written.
+      next = read(from + BATCH_CHUNKS);
+      await writing;
+      const segments = await compressing;
+      writing = store.writeSegments(snapshotId, segments);
+      for (const s of segments) {
+        stats.chunks++;
+        stats.rawBytes += s.rawLength;
+        stats.deflateBytes += s.deflate.length;
+      }
+    }
+    await writing;
+  } finally {
+    // Whatever stopped the loop, nothing is left rejecting unobserved.
+    await Promise.allSettled([next, writing]);
+  }
+  stats.ms = performance.now() - started;
+  return stats;
+}

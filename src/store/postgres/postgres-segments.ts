@@ -1,0 +1,51 @@
+/**
+ * Gzip segments in the PostgreSQL adapter (see ChunkSegment in store.ts):
+ * written by the process that applied an import, after publication, with a
+ * binary COPY; read on the request path for gzip list pages.
+ */
+import type { ChunkSegment } from '../store.js';
+import type { Db } from './postgres-connection.js';
+import { copyIn, CopyEncoder } from './postgres-copy.js';
+
+export async function writeSegments(db: Db, snapshotId: number, segments: readonly ChunkSegment[]): Promise<void> {
+  if (segments.length === 0) return;
+  await db.tx(async (c) => {
+    // FOR SHARE: a sweep removing this snapshot (DELETE takes the row) waits for this
+    // transaction and then removes these segments too; one that came first leaves no row here.
+    const snap = await c.one(`SELECT 1 FROM snapshots WHERE id = $1 AND state IN ('live', 'superseded') FOR SHARE`, [snapshotId]);
+    if (!snap) return;
+    // Segments can be made again and reads do without them: losing the last few in a crash is
+    // harmless, so their commits do not wait for the WAL to reach the disk.
+    await c.run('SET LOCAL synchronous_commit = off');
+    await c.run('DELETE FROM chunk_segments WHERE snapshot_id = $1 AND chunk_no = ANY($2::int[])', [
+      snapshotId,
+      segments.map((s) => s.chunkNo),
+    ]);
+    async function* encoded() {
+      const enc = new CopyEncoder(4 * 1024);
+      for (const s of segments) {
+        enc.row(6).int8(snapshotId).int4(s.chunkNo).int4(s.rawLength).int4(s.contextLength).int8(s.crc32).bytesFollow(s.deflate.length);
+        yield enc.take();
+        yield s.deflate;
+      }
+      yield enc.take(true);
+    }
+    await copyIn(c, 'chunk_segments', ['snapshot_id', 'chunk_no', 'raw_length', 'context_length', 'crc32', 'deflate'], encoded());
+  });
+}
+
+export async function readSegments(db: Db, snapshotId: number, from: number, to: number): Promise<ChunkSegment[]> {
+  const rows = await db.rows<{ chunk_no: number; raw_length: number; context_length: number; crc32: number; deflate: Buffer }>(
+    `SELECT chunk_no, raw_length, context_length, crc32, deflate FROM chunk_segments
+     WHERE snapshot_id = $1 AND chunk_no BETWEEN $2 AND $3 ORDER BY chunk_no`,
+    [snapshotId, from, to],
+    'mirador_read_segments',
+  );
+  return rows.map((r) => ({
+    chunkNo: r.chunk_no,
+    rawLength: r.raw_length,
+    contextLength: r.context_length,
+    crc32: r.crc32,
+    deflate: r.deflate,
+  }));
+}

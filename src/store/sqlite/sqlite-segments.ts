@@ -1,0 +1,45 @@
+/**
+ * Gzip segments in the SQLite adapter (see ChunkSegment in store.ts): written
+ * by the process that applied an import, after publication; read on the
+ * request path for gzip list pages.
+ */
+import type { Database } from 'better-sqlite3';
+import type { ChunkSegment } from '../store.js';
+import { cachedStatement } from './sqlite-statements.js';
+
+export function writeSegments(db: Database, snapshotId: number, segments: readonly ChunkSegment[]): void {
+  if (segments.length === 0) return;
+  db.transaction(() => {
+    // A snapshot swept meanwhile gets no orphan segments: the check and the writes are one transaction.
+    const exists = cachedStatement(db, `SELECT 1 FROM snapshots WHERE id = ? AND state IN ('live', 'superseded')`).get(snapshotId);
+    if (!exists) return;
+    const insert = cachedStatement(
+      db,
+      `INSERT INTO chunk_segments (snapshot_id, chunk_no, raw_length, context_length, crc32, deflate) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (snapshot_id, chunk_no) DO UPDATE SET raw_length = excluded.raw_length,
+         context_length = excluded.context_length, crc32 = excluded.crc32, deflate = excluded.deflate`,
+    );
+    for (const s of segments) insert.run(snapshotId, s.chunkNo, s.rawLength, s.contextLength, s.crc32, s.deflate);
+  })();
+}
+
+export function readSegments(db: Database, snapshotId: number, from: number, to: number): ChunkSegment[] {
+  const rows = cachedStatement(
+    db,
+    `SELECT chunk_no, raw_length, context_length, crc32, deflate FROM chunk_segments
+     WHERE snapshot_id = ? AND chunk_no BETWEEN ? AND ? ORDER BY chunk_no`,
+  ).all(snapshotId, from, to) as SegmentRow[];
+  return rows.map(toSegment);
+}
+
+interface SegmentRow {
+  chunk_no: number;
+  raw_length: number;
+  context_length: number;
+  crc32: number;
+  deflate: Buffer;
+}
+
+function toSegment(r: SegmentRow): ChunkSegment {
+  return { chunkNo: r.chunk_no, rawLength: r.raw_length, contextLength: r.context_length, crc32: r.crc32, deflate: r.deflate };
+}
