@@ -4,6 +4,7 @@
  * stale, it can only stop being asked for.
  */
 import type { Chunk, ChunkSegment, SnapshotMeta, Store } from '../../store/store.js';
+import { deflateSegment, SEGMENT_CONTEXT_BYTES } from '../../snapshots/chunk-segments.js';
 import type { BodyPart } from './gzip-segments.js';
 
 const COMMA = Buffer.from(',');
@@ -83,12 +84,17 @@ export function cachedItems(source: ChunkSource, meta: SnapshotMeta, start: numb
 
 /**
  * A page's body as parts for a gzip body (gzip-segments.ts): `head`, the
- * items of positions [start, end) joined by commas, `tail`. A chunk that the
- * page holds whole, that has a segment, and whose context (the end of the
- * chunk before it, see ChunkSegment.contextLength) the page holds too, is
- * that segment, and its bytes are not read at all; partial chunks at the
- * edges and chunks without a usable segment are their bytes, compressed when
- * the body is assembled.
+ * items of positions [start, end) joined by commas, `tail`. A chunk the page
+ * holds whole goes out as its segment where the segment's context (the end
+ * of the chunk before it, see ChunkSegment.contextLength) precedes it in the
+ * page; partial chunks at the edges, and whole chunks without that context,
+ * are their bytes, compressed when the body is assembled.
+ *
+ * Which chunks go out as segments depends only on the page's bounds and the
+ * chunks' lengths, never on which segments happen to be stored: one missing
+ * (not made yet, or an import process stopped midway) is made here, exactly
+ * as the import makes it. So a page's gzip bytes are the same whenever and
+ * wherever they are made, as its strong ETag promises.
  */
 export async function readBodyParts(
   source: ChunkSource,
@@ -103,35 +109,53 @@ export async function readBodyParts(
   const to = chunkIndexOf(meta.chunkStarts, end - 1);
   const whole = (i: number) => meta.chunkStarts[i]! >= start && (meta.chunkStarts[i + 1] ?? meta.count) <= end;
   // A page starting mid-chunk needs that chunk's bytes anyway, and they say how much of it precedes the next one.
-  const [segments = [], first] = await Promise.all([
+  const [stored = [], first] = await Promise.all([
     source.segments?.(meta, from, to),
     whole(from) ? undefined : source.chunks(meta, from, from).then((c) => c[0]!),
   ]);
-  /** Bytes of chunk i in the page (only asked of chunks before the last one, which end inside it). */
-  const held = (i: number) =>
-    i === from && first ? first.bytes.length - first.offsets[start - first.firstPos]! : segments[i - from]?.rawLength ?? Infinity;
-  const usable = (i: number): ChunkSegment | undefined => {
-    const s = whole(i) ? segments[i - from] : undefined;
-    if (!s || s.contextLength === 0) return s;
-    // Its context (the end of chunk i - 1 and a comma) must be what precedes it in the page.
-    return i > from && held(i - 1) >= s.contextLength - 1 ? s : undefined;
+  /**
+   * Whether chunk i goes out as a segment. The snapshot's first chunk has no
+   * context; any other needs the end of the chunk before it in the page: a
+   * whole chunk before it always holds it (contexts are at most 8 KiB), a
+   * partial first chunk only if enough of it is in the page.
+   */
+  const asSegment = (i: number): boolean => {
+    if (!whole(i)) return false;
+    if (i === 0) return true;
+    if (i === from) return false;
+    if (i > from + 1 || !first) return true;
+    const held = first.bytes.length - first.offsets[start - first.firstPos]!;
+    return held >= Math.min(first.bytes.length, SEGMENT_CONTEXT_BYTES - 1);
   };
   const chunks = new Map<number, Chunk>();
   if (first) chunks.set(from, first);
-  // The chunks still needed, read in runs of consecutive ones (usually the far edge).
+  const segments = new Map<number, ChunkSegment>();
+  for (let i = from; i <= to; i++) {
+    const s = stored[i - from];
+    if (s && asSegment(i)) segments.set(i, s);
+  }
+  // The chunks still needed, read in runs of consecutive ones: the far edge; and, rarely, a
+  // chunk whose segment is missing, with the chunk before it (its context).
+  const needs = (i: number) => !chunks.has(i) && (!segments.has(i) || (i < to && asSegment(i + 1) && !segments.has(i + 1)));
   const reads: Promise<Chunk[]>[] = [];
   for (let i = from; i <= to; i++) {
-    if (usable(i) || chunks.has(i)) continue;
+    if (!needs(i)) continue;
     let j = i;
-    while (j < to && !usable(j + 1)) j++;
+    while (j < to && needs(j + 1)) j++;
     reads.push(source.chunks(meta, i, j));
     i = j;
   }
   for (const run of await Promise.all(reads)) for (const c of run) chunks.set(c.chunkNo, c);
+  const made: Promise<void>[] = [];
+  for (let i = from; i <= to; i++) {
+    if (!asSegment(i) || segments.has(i)) continue;
+    made.push(deflateSegment(i, chunks.get(i)!.bytes, chunks.get(i - 1)?.bytes).then((s) => void segments.set(i, s)));
+  }
+  await Promise.all(made);
   const parts: BodyPart[] = [{ raw: head }];
   for (let i = from; i <= to; i++) {
     if (i > from) parts.push({ raw: COMMA });
-    const segment = usable(i);
+    const segment = segments.get(i);
     if (segment) parts.push({ segment });
     else for (const raw of sliceItems([chunks.get(i)!], start, end)) parts.push({ raw });
   }
