@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { CLIENT_CPU, SERVER_CPU, type BenchContext } from './bench-context.js';
 import { code } from './clientes-fixture.js';
 import type { BenchDatabase } from './databases.js';
-import { COMPANY, reimportTime, type Dataset } from './dataset.js';
+import { COMPANY, reimportTime, waitForSegments, type Dataset } from './dataset.js';
 import { runLoad, type LoadResult } from './load.js';
 import { DIST, freePort, run, startMirador, startServer, type Server } from './processes.js';
 import { fmt, median } from './report.js';
@@ -36,6 +36,9 @@ export async function startReference(db: BenchDatabase, env: Record<string, stri
 export async function apiBench(ctx: BenchContext, db: BenchDatabase, data: Dataset): Promise<void> {
   const { report } = ctx;
   let mirador = await startMirador(data.env, { cpus: SERVER_CPU });
+  // The server's import process makes the gzip segments of what `mirador import` published.
+  const waited = await waitForSegments(db.url);
+  process.stderr.write(`gzip segments made by the server in ${(waited / 1000).toFixed(1)} s\n`);
   const reference = await startReference(db, data.env);
   try {
     const since = await reimportTime(mirador.base, data.key, data.customers);
@@ -176,7 +179,7 @@ async function downloads(ctx: BenchContext, db: BenchDatabase, data: Dataset, mi
       `One connection; client pinned to core ${CLIENT_CPU}. Medians of ${ctx.rounds} rounds. "First gzip" restarts Mirador before ` +
         'each round (empty compression cache) and downloads once without gzip (chunks cached, code warm); "second gzip" follows it at once. ' +
         'The reference compresses every page on the fly. Mirador assembles a first gzip page from the deflate segments that ' +
-        '`mirador import` wrote for each chunk after publishing the snapshot (read from the database: none are in memory after the restart), ' +
+        'the server\'s import process made for each chunk after the snapshot was published (read from the database: none are in memory after the restart), ' +
         'compressing only the partial chunks at the page\'s edges.',
     ],
   );

@@ -9,6 +9,7 @@ import { statSync } from 'node:fs';
 import { KINDS, type Kind } from '../src/domain/kinds.js';
 import { code, ensureSampleCsv, ROWS_PER_CUSTOMER } from './clientes-fixture.js';
 import { mirador, miradorEnv, type Env } from './processes.js';
+import { openStore } from '../src/store/open-store.js';
 
 export const COMPANY = 'bench';
 
@@ -21,12 +22,6 @@ export interface ImportRun {
   wallMs: number;
   /** The import's own duration (report.duration_ms): applying it, without the upload and process start. */
   applyMs: number;
-  /**
-   * Compressing the published snapshot's chunks for gzip pages, which the
-   * command does after publication (its stderr line "gzip segments … in N s");
-   * null when it printed none.
-   */
-  segmentsMs: number | null;
   maxRssKb: number | null;
   report: { status: string; inserted: number; updated: number; unchanged: number; rows_read: number };
 }
@@ -63,16 +58,39 @@ export async function importFile(env: Env, kind: Kind, file: string): Promise<Im
     rows: report.rows_read,
     wallMs: r.wallMs,
     applyMs: report.duration_ms,
-    segmentsMs: segmentsMs(r.stderr),
     maxRssKb: r.maxRssKb,
     report,
   };
 }
 
-/** The time `mirador import` reports for writing gzip segments after publication. */
-function segmentsMs(stderr: string): number | null {
-  const m = /gzip segments of \d+ chunks written in ([\d.]+) s/.exec(stderr);
-  return m ? Number(m[1]) * 1000 : null;
+/**
+ * Waits until a running server's import process has made the gzip segments of
+ * every live snapshot of the benchmark's company (it does so after each
+ * publication, when no import waits): measuring while it works would measure
+ * it too. Passes write their segments in chunk order, so a snapshot whose
+ * last chunk has one is done. Returns how long it waited.
+ */
+export async function waitForSegments(databaseUrl: string, timeoutMs = 600_000): Promise<number> {
+  const started = performance.now();
+  const store = await openStore(databaseUrl);
+  try {
+    const company = await store.companyBySlug(COMPANY);
+    if (!company) throw new Error(`no company ${COMPANY}`);
+    for (;;) {
+      let pending = 0;
+      for (const kind of KINDS) {
+        const id = await store.liveSnapshotId(company.id, kind);
+        const meta = id === null ? null : await store.snapshotMeta(id);
+        const last = (meta?.chunkStarts.length ?? 0) - 1;
+        if (meta && last >= 0 && (await store.readSegments(meta.id, last, last)).length === 0) pending++;
+      }
+      if (pending === 0) return performance.now() - started;
+      if (performance.now() - started > timeoutMs) throw new Error(`gzip segments of ${pending} snapshots not made within ${timeoutMs / 1000} s`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    await store.close();
+  }
 }
 
 /** Creates the company and key, and imports every file of the dataset. */

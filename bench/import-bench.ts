@@ -19,7 +19,6 @@ const SQLITE3 = '/usr/bin/sqlite3';
 interface Timed {
   wallMs: number;
   applyMs: number | null;
-  segmentsMs: number | null;
   maxRssKb: number | null;
 }
 
@@ -35,7 +34,7 @@ async function sqlite3Import(ctx: BenchContext, utf8File: string): Promise<Timed
   try {
     const r = await run(SQLITE3, ['-cmd', '.mode csv', '-cmd', '.separator ;', db.path!, `.import ${utf8File} clientes`], { timed: true });
     if (r.code !== 0 || r.stderr.trim() !== '') throw new Error(`sqlite3 .import failed: ${r.stderr}`);
-    return { wallMs: r.wallMs, applyMs: null, segmentsMs: null, maxRssKb: r.maxRssKb };
+    return { wallMs: r.wallMs, applyMs: null, maxRssKb: r.maxRssKb };
   } finally {
     await db.drop();
   }
@@ -73,13 +72,10 @@ export async function importBench(ctx: BenchContext): Promise<void> {
   }
   const section = ctx.report.section(
     `Import: ${n.toLocaleString('en')} customers × 150 columns (${fmt.mb(bytes)} MiB, Windows-1252)`,
-    ['import', 'wall s', 'MiB/s', 'rows/s', 'apply s', 'gzip segments s', 'wall − segments s', 'peak RSS MiB', 'MiB/s ÷ sqlite3', 'target'],
+    ['import', 'wall s', 'MiB/s', 'rows/s', 'apply s', 'peak RSS MiB', 'MiB/s ÷ sqlite3', 'target'],
     [
       `Wall time of the whole command, from spawn to exit (for Mirador: storing the upload in the queue, applying it, ` +
-        `writing the gzip segments of the published snapshot, checkpointing); "apply" is the import's own duration_ms; ` +
-        `"gzip segments" is what the command reports for compressing the published chunks, after publication, and ` +
-        `"wall − segments" is about the time to publication (the exit's checkpoint includes the segments' pages). ` +
-        `MiB/s and the ratio to sqlite3 use the whole wall time. Medians of ${ctx.rounds} alternating rounds, fresh databases, not pinned.`,
+        `checkpointing); "apply" is the import's own duration_ms. Medians of ${ctx.rounds} alternating rounds, fresh databases, not pinned.`,
     ],
   );
   const wall = (xs: Timed[]) => median(xs.map((x) => x.wallMs));
@@ -87,16 +83,11 @@ export async function importBench(ctx: BenchContext): Promise<void> {
   const line = (name: string, xs: Timed[], rows: number, target: string) => {
     const s = wall(xs) / 1000;
     const apply = xs[0]?.applyMs === null ? '—' : (median(xs.map((x) => x.applyMs!)) / 1000).toFixed(2);
-    const hasSegments = xs.every((x) => x.segmentsMs !== null);
-    const segments = hasSegments ? (median(xs.map((x) => x.segmentsMs!)) / 1000).toFixed(2) : '—';
-    const published = hasSegments ? (median(xs.map((x) => x.wallMs - x.segmentsMs!)) / 1000).toFixed(2) : '—';
     const rss = median(xs.map((x) => x.maxRssKb ?? NaN)) / 1024;
-    ctx.report.row(section, [
-      name, s.toFixed(2), (bytes / 2 ** 20 / s).toFixed(1), fmt.int(rows / s), apply, segments, published, fmt.int(rss), fmt.ratio(ref / wall(xs)), target,
-    ]);
+    ctx.report.row(section, [name, s.toFixed(2), (bytes / 2 ** 20 / s).toFixed(1), fmt.int(rows / s), apply, fmt.int(rss), fmt.ratio(ref / wall(xs)), target]);
   };
   if (utf8) line('sqlite3 .import (UTF-8 copy)', sqlite3Runs, n, '—');
-  else ctx.report.row(section, ['sqlite3 .import', 'not installed (apt-get install sqlite3)', '', '', '', '', '', '', '', '']);
+  else ctx.report.row(section, ['sqlite3 .import', 'not installed (apt-get install sqlite3)', '', '', '', '', '', '']);
   for (const [backend, r] of runs) {
     line(`mirador import, ${backend}, first import`, r.first, n, '≥ 0.50');
     line(`mirador import, ${backend}, re-import (1% changed)`, r.again, n, '—');

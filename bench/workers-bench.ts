@@ -6,7 +6,7 @@
  */
 import type { BenchContext } from './bench-context.js';
 import type { BenchDatabase } from './databases.js';
-import type { Dataset } from './dataset.js';
+import { waitForSegments, type Dataset } from './dataset.js';
 import { runLoad, type LoadResult } from './load.js';
 import { startMirador, type Server } from './processes.js';
 import { fmt, median } from './report.js';
@@ -15,6 +15,7 @@ export async function workersBench(ctx: BenchContext, db: BenchDatabase, data: D
   const servers: Server[] = [];
   try {
     for (const workers of [1, 2]) servers.push(await startMirador(data.env, { cpus: null, workers, name: `mirador --workers ${workers}` }));
+    await waitForSegments(db.url);
     const section = ctx.report.section(
       `--workers 2 vs 1, ${db.backend}`,
       ['scenario', '1 worker req/s', 'p99 ms', '2 workers req/s', 'p99 ms', 'gain'],

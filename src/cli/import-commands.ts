@@ -143,13 +143,8 @@ async function waitForImport(ctx: CliContext, store: Store, queued: ImportJob): 
   const worker = new ImportWorker(store, {
     snapshotRetentionMs: ctx.config.snapshotRetentionMs,
     tombstoneRetentionMs: ctx.config.tombstoneRetentionMs,
-    events: {
-      // After publication the command still compresses the snapshot's chunks for gzip pages:
-      // said on stderr, with its time, so that nobody mistakes it for the import's own.
-      segmented: (job, stats) =>
-        process.stderr.write(`import ${job.id}: gzip segments of ${stats.chunks} chunks written in ${(stats.ms / 1000).toFixed(2)} s\n`),
-      error: (err) => process.stderr.write(`import: gzip segments not written: ${(err as Error)?.message ?? String(err)}\n`),
-    },
+    // No gzip segments here: the command ends at publication, and a serving process's import
+    // worker makes them (ImportWorker's makeSegments).
   });
   const progress = new Progress(queued.sizeBytes);
   const timer = setInterval(() => {

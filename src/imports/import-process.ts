@@ -29,7 +29,7 @@ type ToChild = { type: 'start'; data: ProcessData } | { type: 'wake' } | { type:
 type FromChild =
   | { type: 'started'; importId: number }
   | { type: 'finished'; importId: number; report: ImportReport }
-  | { type: 'segmented'; importId: number; chunks: number; ms: number }
+  | { type: 'segmented'; snapshotId: number; chunks: number; ms: number }
   | { type: 'error'; message: string };
 
 export interface ImportProcess {
@@ -79,7 +79,7 @@ export function startImportProcess(
         );
         onFinished?.(r);
       } else if (m.type === 'segmented') {
-        logger.info({ importId: m.importId, chunks: m.chunks, ms: Math.round(m.ms) }, 'import gzip segments written');
+        logger.info({ snapshotId: m.snapshotId, chunks: m.chunks, ms: Math.round(m.ms), pid: c.pid }, 'gzip segments written');
       } else if (m.type === 'error') logger.error({ err: m.message }, 'import worker error');
     });
     const ended = (code: number | null, signal: NodeJS.Signals | null) => {
@@ -143,7 +143,8 @@ function childMain() {
     })());
 
   // The server is stopping: an import in hand completes, but gzip segments still being made
-  // are left for reads to make up, rather than hold the shutdown for seconds.
+  // are left for reads to make up, rather than hold the shutdown for seconds (the pass stays
+  // claimed: it is not made again).
   const shutDown = () => {
     void running?.then((r) => r.worker.abandonSegments(), () => {});
     void stop();
@@ -156,18 +157,23 @@ function childMain() {
         const worker = new ImportWorker(store, {
           snapshotRetentionMs: m.data.snapshotRetentionMs,
           tombstoneRetentionMs: m.data.tombstoneRetentionMs,
+          makeSegments: true,
           events: {
             started: (job) => {
               claimed = true;
               post({ type: 'started', importId: job.id });
             },
-            // One import per process: exiting now returns everything it allocated. The worker
-            // first makes the published snapshot's gzip segments (stop waits for them).
+            // One import per process: exiting now returns everything it allocated. The next
+            // process makes the published snapshot's gzip segments, when no import is waiting.
             finished: (job, report) => {
               post({ type: 'finished', importId: job.id, report });
               void stop();
             },
-            segmented: (job, stats) => post({ type: 'segmented', importId: job.id, chunks: stats.chunks, ms: stats.ms }),
+            // One segment pass per process too: it reads and compresses hundreds of MB.
+            segmented: (snapshotId, stats) => {
+              post({ type: 'segmented', snapshotId, chunks: stats.chunks, ms: stats.ms });
+              void stop();
+            },
             error: (err) => {
               post({ type: 'error', message: String((err as Error)?.message ?? err) });
               if (claimed) void stop();

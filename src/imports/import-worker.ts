@@ -23,8 +23,8 @@ const SWEEP_EVERY_MS = 60_000;
 export interface WorkerEvents {
   started?(job: ImportJob): void;
   finished?(job: ImportJob, report: ImportReport): void;
-  /** The published snapshot's gzip segments are written (after `finished`). */
-  segmented?(job: ImportJob, stats: SegmentStats): void;
+  /** A live snapshot's gzip segments are written (see `makeSegments`). */
+  segmented?(snapshotId: number, stats: SegmentStats): void;
   error?(err: unknown): void;
 }
 
@@ -69,6 +69,13 @@ export class ImportWorker {
       events?: WorkerEvents;
       /** Uploads from this size on are parsed in a thread of their own (apply-import.ts's default otherwise). */
       threadFromBytes?: number;
+      /**
+       * Whether the worker, when it has no import to apply, makes the gzip
+       * segments of live snapshots that have none (snapshots/chunk-segments.ts).
+       * A serving process's worker does; `mirador import` does not, so that the
+       * command ends at publication and the server, which reads them, makes them.
+       */
+      makeSegments?: boolean;
     },
   ) {}
 
@@ -115,31 +122,33 @@ export class ImportWorker {
       },
     });
     this.options.events?.finished?.(job, report);
-    if (report.status === 'succeeded') await this.segment(job);
     return { job, report };
   }
 
   /**
-   * Compresses the chunks of the snapshot `job` published, once, for gzip
-   * pages (snapshots/chunk-segments.ts). After publication, so readers never
-   * wait for it; a failure is reported and otherwise ignored, because reads
-   * compress any chunk that has no segment.
+   * Claims one live snapshot without gzip segments and makes them (once, for
+   * every gzip list page read from it). After publication, so readers never
+   * wait for it; false when there was none to make. A failure is reported
+   * and not retried: reads compress any chunk that has no segment.
    */
-  private async segment(job: ImportJob) {
+  async segmentOnce(): Promise<boolean> {
+    const snapshotId = await this.store.claimSegmentPass();
+    if (snapshotId === null) return false;
     try {
-      const snapshotId = (await this.store.importById(job.id))?.snapshotId ?? null;
-      if (snapshotId === null) return;
-      const stats = await writeChunkSegments(this.store, snapshotId, { shouldStop: () => this.abandoning });
-      this.options.events?.segmented?.(job, stats);
+      const stats = await writeChunkSegments(this.store, snapshotId, { shouldStop: () => this.abandoning || this.stopping });
+      this.options.events?.segmented?.(snapshotId, stats);
     } catch (err) {
       this.options.events?.error?.(err);
     }
+    return true;
   }
 
   private async run() {
     while (!this.stopping) {
       try {
         if (await this.runOnce()) continue;
+        // Imports first: segments only speed up reads of what is already published.
+        if (this.options.makeSegments && (await this.segmentOnce())) continue;
       } catch (err) {
         // An outage or a bug: report it and wait for the next poll rather than spin.
         this.options.events?.error?.(err);

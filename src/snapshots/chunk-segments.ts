@@ -1,10 +1,11 @@
 /**
  * Makes the gzip segments of a published snapshot (see ChunkSegment in
  * store.ts): data changes only when an import is applied, so each chunk is
- * compressed once, here, instead of on every first gzip download. Run by the
- * process that applied the import, after publication — readers never wait
- * for it, and a chunk without a segment is compressed when read, so a crash
- * midway costs speed, never correctness.
+ * compressed once, here, instead of on every first gzip download. Run by a
+ * serving process's import worker after publication (ImportWorker's
+ * `makeSegments`), so neither readers nor `mirador import` wait for it; a
+ * chunk without a segment is made when read, exactly as here, so a pass cut
+ * short costs speed, never correctness.
  */
 import { constants, crc32, deflateRaw } from 'node:zlib';
 import { promisify } from 'node:util';

@@ -372,6 +372,17 @@ export interface Store {
    * while they were being made, or not made yet): readers compress those.
    */
   readSegments(snapshotId: number, fromChunk: number, toChunk: number): Promise<ChunkSegment[]>;
+  /**
+   * Claims the segment pass of a live snapshot that has not had one (the
+   * oldest), for this process alone among all that share the database, and
+   * returns its id; null when none is left. A pass is claimed once: one cut
+   * short is not made again (reads make up the segments it did not write).
+   *
+   * @example
+   * const snapshotId = await store.claimSegmentPass();
+   * if (snapshotId !== null) await writeChunkSegments(store, snapshotId);
+   */
+  claimSegmentPass(): Promise<number | null>;
   /** Deletes superseded snapshots older than `supersededBefore` and abandoned staged ones, with their chunks and segments. */
   sweepSnapshots(supersededBefore: number): Promise<number>;
 }

@@ -100,6 +100,38 @@ describe('imports across processes (sqlite)', () => {
     }
   });
 
+  test('mirador import ends at publication, without gzip segments; a server makes them once, in its import process', async () => {
+    assert.equal(mirador(['company', 'create', 'gz', '--name', 'Gz'], env).code, 0);
+    const file = join(dir.path, 'gz.csv');
+    writeFileSync(file, customersCsv(3000, (i) => `Cliente ${i} ${'con nombre largo '.repeat(8)}`));
+    const done = mirador(['import', 'gz', 'clientes', file, '--json'], env);
+    assert.equal(done.json().status, 'succeeded');
+    assert.doesNotMatch(done.stderr, /segment/i);
+    const store = new SqliteStore(dbFile);
+    try {
+      const company = (await store.companyBySlug('gz'))!;
+      const live = (await store.liveSnapshotId(company.id, 'clientes'))!;
+      const chunks = (await store.snapshotMeta(live))!.chunkStarts.length;
+      assert.ok(chunks >= 3, `${chunks} chunks`);
+      assert.deepEqual(await store.readSegments(live, 0, chunks - 1), [], 'the command made none');
+      const server = await serveProcess(env);
+      try {
+        const written = () => server.logs.map(logEntry).filter((e) => e?.msg === 'gzip segments written' && (e as { snapshotId?: number }).snapshotId === live);
+        for (const deadline = Date.now() + 60_000; written().length === 0 && Date.now() < deadline; ) await sleep(50);
+        const entry = written()[0];
+        assert.ok(entry, 'the server logged the pass');
+        assert.notEqual(entry.pid, server.child.pid);
+        assert.equal((await store.readSegments(live, 0, chunks - 1)).length, chunks);
+        await sleep(1500);
+        assert.equal(written().length, 1, 'made once');
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   test('a failed import exits non-zero and says why', () => {
     const file = join(dir.path, 'bad.csv');
     writeFileSync(file, 'CODIGO;NOMBRE\r\nC1;a;b\r\n');

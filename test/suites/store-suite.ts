@@ -326,6 +326,33 @@ export function storeSuite(factory: StoreFactory) {
       }
     });
 
+    test('claimSegmentPass: each live snapshot once, never a staged or superseded one, across connections', async () => {
+      const companyId = await company();
+      const drain = async (s: Store) => {
+        const ids: number[] = [];
+        for (let id = await s.claimSegmentPass(); id !== null; id = await s.claimSegmentPass()) ids.push(id);
+        return ids;
+      };
+      await drain(store); // other tests' live snapshots
+      const s1 = await publish(companyId, T1, [staged('A')]);
+      const s2 = await publish(companyId, T2, [staged('A', 'changed')]); // s1 superseded before its pass
+      const other = await store.writeSnapshot(spec(companyId, T3), batches([staged('B')])); // staged, never published
+      const second = await openStore(databaseUrl);
+      try {
+        // Two connections claiming at once share the work and never take the same snapshot.
+        const [mine, theirs] = await Promise.all([drain(store), drain(second)]);
+        assert.deepEqual([...mine, ...theirs], [s2.snapshotId]);
+        assert.equal(await second.claimSegmentPass(), null);
+        // A new publication is a new pass.
+        const s3 = await publish(companyId, T3, [staged('C')]);
+        assert.deepEqual(await drain(second), [s3.snapshotId]);
+        assert.ok(![s1.snapshotId, other.snapshotId].includes(s3.snapshotId));
+      } finally {
+        await second.close();
+        await store.discardSnapshot(other.snapshotId);
+      }
+    });
+
     test('cachedLiveRecord agrees with findLiveRecord whenever it answers, and never answers stale after a publication', async () => {
       const companyId = await company();
       // Whatever it answers must be what findLiveRecord answers; undefined only means "ask findLiveRecord".

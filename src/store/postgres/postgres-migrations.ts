@@ -140,8 +140,10 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   // Gzip segments (issue 4): each chunk compressed once, after its snapshot is
   // published. A table of its own, not a column of chunks, so that filling it
   // later leaves the chunk rows alone. Deflate output does not compress again:
-  // EXTERNAL keeps it out of line without trying.
+  // EXTERNAL keeps it out of line without trying. A serving process's import
+  // worker claims a snapshot's pass (segments_claimed_at) before making them.
   `
+  ALTER TABLE snapshots ADD COLUMN segments_claimed_at BIGINT;
   CREATE TABLE chunk_segments (
     snapshot_id BIGINT NOT NULL,
     chunk_no INTEGER NOT NULL,

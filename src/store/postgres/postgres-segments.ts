@@ -34,6 +34,17 @@ export async function writeSegments(db: Db, snapshotId: number, segments: readon
   });
 }
 
+/** SKIP LOCKED: instances claiming at the same moment take different snapshots, never the same one twice. */
+export async function claimSegmentPass(db: Db, now: number): Promise<number | null> {
+  const row = await db.one<{ id: string }>(
+    `UPDATE snapshots SET segments_claimed_at = $1
+     WHERE id = (SELECT id FROM snapshots WHERE state = 'live' AND segments_claimed_at IS NULL ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+     RETURNING id`,
+    [now],
+  );
+  return row ? Number(row.id) : null;
+}
+
 export async function readSegments(db: Db, snapshotId: number, from: number, to: number): Promise<ChunkSegment[]> {
   const rows = await db.rows<{ chunk_no: number; raw_length: number; context_length: number; crc32: number; deflate: Buffer }>(
     `SELECT chunk_no, raw_length, context_length, crc32, deflate FROM chunk_segments

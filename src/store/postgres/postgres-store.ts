@@ -315,6 +315,10 @@ export class PostgresStore implements Store {
     return segments.writeSegments(this.db, snapshotId, list);
   }
 
+  claimSegmentPass() {
+    return segments.claimSegmentPass(this.db, Date.now());
+  }
+
   readSegments(snapshotId: number, fromChunk: number, toChunk: number) {
     return segments.readSegments(this.db, snapshotId, fromChunk, toChunk);
   }

@@ -116,9 +116,11 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   `,
   // Gzip segments (issue 4): each chunk compressed once, after its snapshot is
-  // published. A table of its own, not a column of chunks: filling a column
+  // published, by a serving process's import worker, which claims the snapshot's
+  // pass first. A table of its own, not a column of chunks: filling a column
   // later would rewrite every 64 KiB chunk row.
   `
+  ALTER TABLE snapshots ADD COLUMN segments_claimed_at INTEGER;
   CREATE TABLE chunk_segments (
     id INTEGER PRIMARY KEY,
     snapshot_id INTEGER NOT NULL,

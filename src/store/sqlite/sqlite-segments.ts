@@ -23,6 +23,17 @@ export function writeSegments(db: Database, snapshotId: number, segments: readon
   })();
 }
 
+/** One statement: the pick and the mark cannot interleave with another connection's. */
+export function claimSegmentPass(db: Database, now: number): number | null {
+  const row = cachedStatement(
+    db,
+    `UPDATE snapshots SET segments_claimed_at = ?
+     WHERE id = (SELECT id FROM snapshots WHERE state = 'live' AND segments_claimed_at IS NULL ORDER BY id LIMIT 1)
+     RETURNING id`,
+  ).get(now) as { id: number } | undefined;
+  return row?.id ?? null;
+}
+
 export function readSegments(db: Database, snapshotId: number, from: number, to: number): ChunkSegment[] {
   const rows = cachedStatement(
     db,

@@ -346,6 +346,10 @@ export class SqliteStore implements Store {
     segments.writeSegments(this.db, snapshotId, list);
   }
 
+  async claimSegmentPass() {
+    return segments.claimSegmentPass(this.db, Date.now());
+  }
+
   async readSegments(snapshotId: number, fromChunk: number, toChunk: number) {
     return segments.readSegments(this.db, snapshotId, fromChunk, toChunk);
   }
