@@ -39,19 +39,48 @@ export interface RenderedBatch {
   lines: Uint32Array;
 }
 
+/**
+ * Renders rows into one batch, a few at a time: a caller that parses rows
+ * can render each handful as soon as it is parsed, so that their cells die
+ * young (the bodies go to the renderer's own memory, not the JS heap), and
+ * hand on batches of many rows.
+ */
+export class BatchRenderer {
+  private ends: number[] = [];
+  private lines: number[] = [];
+  private ids: string[] = [];
+
+  constructor(private readonly renderer: ItemRenderer) {}
+
+  /** Rows rendered since the last `take`. */
+  get count(): number {
+    return this.ids.length;
+  }
+
+  add(rows: readonly RecordInput[]): void {
+    for (const r of rows) {
+      this.renderer.write(r.fields, r.cells);
+      this.ends.push(this.renderer.length);
+      this.lines.push(r.line);
+      this.ids.push(String(r.fields[0]));
+    }
+  }
+
+  /** The rows rendered since the last `take`, as one batch. */
+  take(): RenderedBatch {
+    const batch = { bytes: this.renderer.take(), ends: Uint32Array.from(this.ends), ids: this.ids, lines: Uint32Array.from(this.lines) };
+    this.ends = [];
+    this.lines = [];
+    this.ids = [];
+    return batch;
+  }
+}
+
 /** Renders rows into one batch. */
 export function renderBatch(renderer: ItemRenderer, rows: readonly RecordInput[]): RenderedBatch {
-  const ends = new Uint32Array(rows.length);
-  const lines = new Uint32Array(rows.length);
-  const ids: string[] = [];
-  for (let k = 0; k < rows.length; k++) {
-    const r = rows[k]!;
-    renderer.write(r.fields, r.cells);
-    ends[k] = renderer.length;
-    lines[k] = r.line;
-    ids.push(String(r.fields[0]));
-  }
-  return { bytes: renderer.take(), ends, ids, lines };
+  const batch = new BatchRenderer(renderer);
+  batch.add(rows);
+  return batch.take();
 }
 
 /** Hashes each body of a rendered batch: the records the store's snapshot writer takes. */
