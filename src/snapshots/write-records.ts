@@ -1,8 +1,9 @@
 /**
  * The one way records enter Mirador: render each row once, hash it, and hand
  * the rendered rows to the store's snapshot writer. The CSV importer renders
- * its rows with `renderBatch` (in its parsing thread, see
- * imports/upload-rows.ts) and hashes them with `stageBatch`; tests that need
+ * its rows with `BatchRenderer` (in its parsing thread, see
+ * imports/upload-rows.ts) and hashes them with `stageBatch`, unless that
+ * thread had time to (`hashBatch`, see imports/upload-thread.ts); tests that need
  * data without a CSV file call `writeRecords`.
  */
 import { hashBody, ItemRenderer, type FieldValue } from '../domain/item-renderer.js';
@@ -37,6 +38,8 @@ export interface RenderedBatch {
   ends: Uint32Array;
   ids: string[];
   lines: Uint32Array;
+  /** Each body's hash, 16 bytes after 16 bytes, when whoever rendered the batch also hashed it (see hashBatch). */
+  hashes?: Uint8Array;
 }
 
 /**
@@ -83,15 +86,36 @@ export function renderBatch(renderer: ItemRenderer, rows: readonly RecordInput[]
   return batch.take();
 }
 
-/** Hashes each body of a rendered batch: the records the store's snapshot writer takes. */
+/** Bytes of a body's hash (MD5). */
+const HASH_BYTES = 16;
+
+/**
+ * The hash of each body of a batch, back to back. Either thread of an
+ * import may do it (upload-thread.ts): the result is the same.
+ */
+export function hashBatch(batch: RenderedBatch): Uint8Array {
+  const n = batch.ids.length;
+  const out = new Uint8Array(HASH_BYTES * n);
+  const all = Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength);
+  let from = 0;
+  for (let k = 0; k < n; k++) {
+    const to = batch.ends[k]!;
+    out.set(hashBody(all.subarray(from, to)), HASH_BYTES * k);
+    from = to;
+  }
+  return out;
+}
+
+/** The records of a rendered batch, hashed unless they were, as the store's snapshot writer takes them. */
 export function stageBatch(batch: RenderedBatch): StagedRecord[] {
   const all = Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength);
+  const given = batch.hashes ?? hashBatch(batch);
+  const hashes = Buffer.from(given.buffer, given.byteOffset, given.byteLength);
   const out: StagedRecord[] = new Array(batch.ids.length);
   let from = 0;
   for (let k = 0; k < batch.ids.length; k++) {
     const to = batch.ends[k]!;
-    const body = all.subarray(from, to);
-    out[k] = { idErp: batch.ids[k]!, hash: hashBody(body), body, line: batch.lines[k]! };
+    out[k] = { idErp: batch.ids[k]!, hash: hashes.subarray(HASH_BYTES * k, HASH_BYTES * (k + 1)), body: all.subarray(from, to), line: batch.lines[k]! };
     from = to;
   }
   return out;
