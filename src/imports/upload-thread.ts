@@ -1,7 +1,8 @@
 /**
  * Runs the parsing half of an import (upload-rows.ts) in a worker thread, so
  * that parsing and rendering on one core overlap with hashing and writing
- * the snapshot on another. The importing thread streams the upload's bytes
+ * the snapshot on another (or, with `hashHere`, parsing, rendering and
+ * hashing with writing, when the writer is the slower). The importing thread streams the upload's bytes
  * in (transferred, not copied) and receives rendered batches back (their
  * bytes transferred too), with backpressure both ways: memory holds a few
  * chunks and a few batches, whatever the file's size.
