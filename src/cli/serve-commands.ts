@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
-import { serve } from '../http/server.js';
-import { startImportProcess, type ImportProcess } from '../imports/import-process.js';
-import { createLogger } from '../logger.js';
+import type { ImportProcess } from '../imports/import-process.js';
 import { CliError, emit, withStore, type CliContext, type JsonOption } from './cli-context.js';
 
 export function registerServeCommands(program: Command, ctx: CliContext) {
@@ -23,6 +21,13 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
         config.port = port;
       }
       if (opts.host !== undefined) config.host = opts.host;
+      // Loaded here, not at the top: the HTTP stack (Fastify and its plugins) takes ~0.2 s to
+      // load, which every other command (`mirador import` among them) would pay for nothing.
+      const [{ serve }, { startImportProcess }, { createLogger }] = await Promise.all([
+        import('../http/server.js'),
+        import('../imports/import-process.js'),
+        import('../logger.js'),
+      ]);
       const logger = createLogger(config.logLevel);
       let imports: ImportProcess | undefined;
       await serve(config, () => ctx.openStore({ servesRequests: true }), logger, {

@@ -94,10 +94,19 @@ export class ItemRenderer {
   private readonly arena = new Arena(1024 * 1024);
   /** Each field's key (`{"id_erp":`, `,"nombre":`…) in the arena. */
   private readonly fieldKeys: Piece[];
-  /** Where each column's key (`,"NAME":"`, the first without its comma) starts; one more entry: the end. */
+  /**
+   * The `data` object as it reads when every cell is empty, in the arena:
+   * `,"data":{` then each column's `"NAME":""` (after a comma but the first)
+   * then `},"actualizado_at":"`. Column i's key, up to its opening quote,
+   * starts at `columnKeys[i]` and ends one byte before `columnKeys[i + 1]`
+   * (that byte is the closing quote of an empty value); `columnKeys[n]` is
+   * where `}` starts. A run of empty cells and the key of the next cell are
+   * thus one copy: a row costs one copy per non-empty cell, plus one.
+   */
   private readonly columnKeys: Uint32Array;
-  private readonly dataOpen: Piece;
-  private readonly bodyClose: Piece;
+  /** Where `,"data":{` starts and where the template ends. */
+  private readonly dataStart: number;
+  private readonly dataEnd: number;
   private readonly nullText: Piece;
   /** Where rendered bodies start: everything before is constant. */
   private readonly start: number;
@@ -109,12 +118,12 @@ export class ItemRenderer {
       return { at: this.arena.put(bytes), n: bytes.length };
     };
     this.fieldKeys = KIND_SPECS[kind].fields.map((f, i) => put((i === 0 ? '{' : ',') + JSON.stringify(f.name) + ':'));
-    this.dataOpen = put(',"data":{');
-    this.bodyClose = put('},"actualizado_at":"');
     this.nullText = put('null');
+    this.dataStart = put(',"data":{').at;
     this.columnKeys = new Uint32Array(columns.length + 1);
-    columns.forEach((c, i) => (this.columnKeys[i] = put((i === 0 ? '' : ',') + JSON.stringify(c) + ':"').at));
-    this.columnKeys[columns.length] = this.arena.len;
+    columns.forEach((c, i) => (this.columnKeys[i] = put((i === 0 ? '' : ',') + JSON.stringify(c) + ':""').at));
+    this.columnKeys[columns.length] = put('},"actualizado_at":"').at;
+    this.dataEnd = this.arena.len;
     this.start = this.arena.len;
   }
 
@@ -153,23 +162,32 @@ export class ItemRenderer {
     }
     const keys = this.columnKeys;
     const n = keys.length - 1;
-    // Room for the whole row at once: its keys and, at worst, a six-byte \u escape per character.
-    let chars = 0;
-    for (let i = 0; i < n; i++) chars += (cells[i] ?? '').length;
-    arena.ensure(this.dataOpen.n + (keys[n]! - keys[0]!) + 6 * chars + n + this.bodyClose.n);
-    const buf = arena.buf;
+    // From `from` on, the template is still to be copied up to the next non-empty cell's key.
+    let from = this.dataStart;
     let at = arena.len;
-    copy(at, this.dataOpen.at, this.dataOpen.n);
-    at += this.dataOpen.n;
+    let buf = arena.buf;
     for (let i = 0; i < n; i++) {
-      const from = keys[i]!;
-      const len = keys[i + 1]! - from;
-      copy(at, from, len);
-      at = writeJsonChars(buf, at + len, cells[i] ?? '');
-      buf[at++] = QUOTE;
+      const cell = cells[i] ?? '';
+      if (cell.length === 0) continue;
+      const to = keys[i + 1]! - 1; // the end of this cell's key, before the empty value's closing quote
+      // Room for the template so far and, at worst, a six-byte \u escape per character, and its quote.
+      const need = to - from + 6 * cell.length + 1;
+      if (at + need > buf.length) {
+        arena.len = at;
+        arena.ensure(need);
+        buf = arena.buf;
+      }
+      copy(at, from, to - from);
+      at = writeJsonChars(buf, at + to - from, cell);
+      from = to; // the closing quote comes from the template, with what follows
     }
-    copy(at, this.bodyClose.at, this.bodyClose.n);
-    arena.len = at + this.bodyClose.n;
+    const rest = this.dataEnd - from;
+    if (at + rest > buf.length) {
+      arena.len = at;
+      arena.ensure(rest);
+    }
+    copy(at, from, rest);
+    arena.len = at + rest;
   }
 
   /** The bytes rendered since the last `take`, in a Buffer of their own (unpooled: it may go to another thread). */

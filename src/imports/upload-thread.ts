@@ -1,13 +1,15 @@
 /**
  * Runs the parsing half of an import (upload-rows.ts) in a worker thread, so
  * that parsing and rendering on one core overlap with hashing and writing
- * the snapshot on another. The importing thread streams the upload's bytes
+ * the snapshot on another (or, with `hashHere`, parsing, rendering and
+ * hashing with writing, when the writer is the slower). The importing thread streams the upload's bytes
  * in (transferred, not copied) and receives rendered batches back (their
  * bytes transferred too), with backpressure both ways: memory holds a few
  * chunks and a few batches, whatever the file's size.
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { TextEncoding } from './decode-text.js';
+import { hashBatch } from '../snapshots/write-records.js';
 import { ImportError, type ImportErrorCode } from './import-error.js';
 import { openUploadRows, type UploadBatch, type UploadHead, type UploadOptions, type UploadRowSource } from './upload-rows.js';
 
@@ -36,20 +38,32 @@ type FromThread =
 interface ThreadData {
   uploadRows: true;
   options: UploadOptions;
+  hashHere: boolean;
 }
 
-/**
- * Opens an upload and renders it in a new worker thread. `youngGenerationMb`
- * bounds the thread's young generation (V8's default lets it grow to tens of
- * MB): smaller saves memory but costs parsing time in more scavenges.
- */
+/** How the thread runs; both are chosen by what bounds an import on each store (apply-import.ts). */
+export interface ThreadOptions {
+  /**
+   * Bounds the thread's young generation (V8's default lets it grow to tens
+   * of MB): smaller saves memory but costs parsing time in more scavenges.
+   */
+  youngGenerationMb?: number;
+  /**
+   * Hash each batch's bodies in the thread (`hashBatch`) rather than leave it
+   * to the writer (`stageBatch`): for when the writer is the slower of the
+   * two. The hashes are the same.
+   */
+  hashHere?: boolean;
+}
+
+/** Opens an upload and renders it in a new worker thread. */
 export async function openUploadRowsInThread(
   source: AsyncIterable<Buffer>,
   options: UploadOptions,
-  youngGenerationMb?: number,
+  { youngGenerationMb, hashHere = false }: ThreadOptions = {},
 ): Promise<UploadRowSource> {
   const worker = new Worker(new URL(import.meta.url), {
-    workerData: { uploadRows: true, options } satisfies ThreadData,
+    workerData: { uploadRows: true, options, hashHere } satisfies ThreadData,
     resourceLimits: { maxOldGenerationSizeMb: OLD_GENERATION_MB, ...(youngGenerationMb ? { maxYoungGenerationSizeMb: youngGenerationMb } : {}) },
   });
   const bytes = source[Symbol.asyncIterator]();
@@ -184,9 +198,11 @@ async function threadMain(data: ThreadData) {
     rows = await openUploadRows(input(), data.options);
     post({ t: 'head', head: rows.head });
     for await (const batch of rows.batches()) {
+      if (data.hashHere) batch.hashes = hashBatch(batch);
       await until(() => sent - acked < BATCHES_AHEAD);
       sent++;
-      post({ t: 'batch', batch }, [batch.bytes.buffer as ArrayBuffer, batch.ends.buffer as ArrayBuffer, batch.lines.buffer as ArrayBuffer]);
+      const transfer = [batch.bytes.buffer, batch.ends.buffer, batch.lines.buffer, ...(batch.hashes ? [batch.hashes.buffer] : [])];
+      post({ t: 'batch', batch }, transfer as ArrayBuffer[]);
     }
     post({ t: 'done', encoding: rows.encoding() });
   } catch (err) {

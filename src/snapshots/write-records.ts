@@ -1,8 +1,9 @@
 /**
  * The one way records enter Mirador: render each row once, hash it, and hand
  * the rendered rows to the store's snapshot writer. The CSV importer renders
- * its rows with `renderBatch` (in its parsing thread, see
- * imports/upload-rows.ts) and hashes them with `stageBatch`; tests that need
+ * its rows with `BatchRenderer` (in its parsing thread, see
+ * imports/upload-rows.ts) and hashes them with `stageBatch`, unless that
+ * thread had time to (`hashBatch`, see imports/upload-thread.ts); tests that need
  * data without a CSV file call `writeRecords`.
  */
 import { hashBody, ItemRenderer, type FieldValue } from '../domain/item-renderer.js';
@@ -37,32 +38,84 @@ export interface RenderedBatch {
   ends: Uint32Array;
   ids: string[];
   lines: Uint32Array;
+  /** Each body's hash, 16 bytes after 16 bytes, when whoever rendered the batch also hashed it (see hashBatch). */
+  hashes?: Uint8Array;
+}
+
+/**
+ * Renders rows into one batch, a few at a time: a caller that parses rows
+ * can render each handful as soon as it is parsed, so that their cells die
+ * young (the bodies go to the renderer's own memory, not the JS heap), and
+ * hand on batches of many rows.
+ */
+export class BatchRenderer {
+  private ends: number[] = [];
+  private lines: number[] = [];
+  private ids: string[] = [];
+
+  constructor(private readonly renderer: ItemRenderer) {}
+
+  /** Rows rendered since the last `take`. */
+  get count(): number {
+    return this.ids.length;
+  }
+
+  add(rows: readonly RecordInput[]): void {
+    for (const r of rows) {
+      this.renderer.write(r.fields, r.cells);
+      this.ends.push(this.renderer.length);
+      this.lines.push(r.line);
+      this.ids.push(String(r.fields[0]));
+    }
+  }
+
+  /** The rows rendered since the last `take`, as one batch. */
+  take(): RenderedBatch {
+    const batch = { bytes: this.renderer.take(), ends: Uint32Array.from(this.ends), ids: this.ids, lines: Uint32Array.from(this.lines) };
+    this.ends = [];
+    this.lines = [];
+    this.ids = [];
+    return batch;
+  }
 }
 
 /** Renders rows into one batch. */
 export function renderBatch(renderer: ItemRenderer, rows: readonly RecordInput[]): RenderedBatch {
-  const ends = new Uint32Array(rows.length);
-  const lines = new Uint32Array(rows.length);
-  const ids: string[] = [];
-  for (let k = 0; k < rows.length; k++) {
-    const r = rows[k]!;
-    renderer.write(r.fields, r.cells);
-    ends[k] = renderer.length;
-    lines[k] = r.line;
-    ids.push(String(r.fields[0]));
-  }
-  return { bytes: renderer.take(), ends, ids, lines };
+  const batch = new BatchRenderer(renderer);
+  batch.add(rows);
+  return batch.take();
 }
 
-/** Hashes each body of a rendered batch: the records the store's snapshot writer takes. */
+/** Bytes of a body's hash (MD5). */
+const HASH_BYTES = 16;
+
+/**
+ * The hash of each body of a batch, back to back. Either thread of an
+ * import may do it (upload-thread.ts): the result is the same.
+ */
+export function hashBatch(batch: RenderedBatch): Uint8Array {
+  const n = batch.ids.length;
+  const out = new Uint8Array(HASH_BYTES * n);
+  const all = Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength);
+  let from = 0;
+  for (let k = 0; k < n; k++) {
+    const to = batch.ends[k]!;
+    out.set(hashBody(all.subarray(from, to)), HASH_BYTES * k);
+    from = to;
+  }
+  return out;
+}
+
+/** The records of a rendered batch, hashed unless they were, as the store's snapshot writer takes them. */
 export function stageBatch(batch: RenderedBatch): StagedRecord[] {
   const all = Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength);
+  const given = batch.hashes ?? hashBatch(batch);
+  const hashes = Buffer.from(given.buffer, given.byteOffset, given.byteLength);
   const out: StagedRecord[] = new Array(batch.ids.length);
   let from = 0;
   for (let k = 0; k < batch.ids.length; k++) {
     const to = batch.ends[k]!;
-    const body = all.subarray(from, to);
-    out[k] = { idErp: batch.ids[k]!, hash: hashBody(body), body, line: batch.lines[k]! };
+    out[k] = { idErp: batch.ids[k]!, hash: hashes.subarray(HASH_BYTES * k, HASH_BYTES * (k + 1)), body: all.subarray(from, to), line: batch.lines[k]! };
     from = to;
   }
   return out;

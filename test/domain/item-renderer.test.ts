@@ -50,3 +50,22 @@ test('the renderer grows its memory as needed and keeps bodies back to back', ()
   assert.equal(item.actualizado_at, '2026-11-21T00:00:00.000Z');
   assert.equal(renderer.body(['C3'], ['C3', 'y']).toString(), expected('clientes', ['CODIGO', 'OBSERVACIONES'], ['C3'], ['C3', 'y']));
 });
+
+test('rows of many columns, mostly empty cells, render as JSON.stringify does (empty runs are copied from a template)', () => {
+  const columns = Array.from({ length: 40 }, (_, i) => `C${i}_${'ñ"\\'.slice(0, i % 4)}`);
+  const cell = fc.oneof({ weight: 3, arbitrary: fc.constant('') }, { weight: 1, arbitrary: text });
+  fc.assert(
+    fc.property(fc.array(cell, { minLength: 0, maxLength: 40 }), fc.array(cell, { minLength: 40, maxLength: 40 }), (short, full) => {
+      // A fresh renderer starts with one MiB: long cells past it make it grow in the middle of a row.
+      const renderer = new ItemRenderer('clientes', columns);
+      const long = full.map((c, i) => (i % 13 === 5 && c !== '' ? c.repeat(1 + Math.floor(200_000 / (c.length + 1))) : c));
+      renderer.write(['A'], short);
+      renderer.write(['B'], long);
+      const all = renderer.take();
+      const first = Buffer.from(expected('clientes', columns, ['A'], short), 'utf8');
+      assert.deepEqual(all.subarray(0, first.length), first);
+      assert.deepEqual(all.subarray(first.length), Buffer.from(expected('clientes', columns, ['B'], long), 'utf8'));
+    }),
+    { numRuns: 100 },
+  );
+});
