@@ -165,13 +165,16 @@ function childMain() {
             },
             // One import per process: exiting now returns everything it allocated. The next
             // process makes the published snapshot's gzip segments, when no import is waiting.
+            // stopClaiming at once: the loop must not claim more work before `stop` reaches it.
             finished: (job, report) => {
               post({ type: 'finished', importId: job.id, report });
+              worker.stopClaiming();
               void stop();
             },
             // One segment pass per process too: it reads and compresses hundreds of MB.
             segmented: (snapshotId, stats) => {
               post({ type: 'segmented', snapshotId, chunks: stats.chunks, ms: stats.ms });
+              worker.stopClaiming();
               void stop();
             },
             error: (err) => {

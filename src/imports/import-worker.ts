@@ -90,9 +90,18 @@ export class ImportWorker {
 
   /** Stops claiming and waits for the import in progress to end. */
   async stop() {
+    this.stopClaiming();
+    await this.loop;
+  }
+
+  /**
+   * Claims nothing more, from now: for an event handler that ends the
+   * process after one piece of work, so that the loop does not claim the
+   * next before the (asynchronous) stop reaches it.
+   */
+  stopClaiming() {
     this.stopping = true;
     this.wake();
-    await this.loop;
   }
 
   /**
@@ -132,11 +141,14 @@ export class ImportWorker {
    * and not retried: reads compress any chunk that has no segment.
    */
   async segmentOnce(): Promise<boolean> {
+    if (this.stopping) return false;
     const snapshotId = await this.store.claimSegmentPass();
     if (snapshotId === null) return false;
     try {
       const stats = await writeChunkSegments(this.store, snapshotId, { shouldStop: () => this.abandoning || this.stopping });
-      this.options.events?.segmented?.(snapshotId, stats);
+      // Stopped midway (a shutdown): another process takes the pass up again.
+      if (!stats.complete) await this.store.releaseSegmentPass(snapshotId);
+      else this.options.events?.segmented?.(snapshotId, stats);
     } catch (err) {
       this.options.events?.error?.(err);
     }

@@ -56,6 +56,8 @@ export async function deflateSegment(chunkNo: number, bytes: Buffer, previous?: 
 
 export interface SegmentStats {
   chunks: number;
+  /** Whether every chunk got its segment (false: stopped midway). */
+  complete: boolean;
   rawBytes: number;
   deflateBytes: number;
   ms: number;
@@ -72,7 +74,7 @@ export async function writeChunkSegments(
   options: { shouldStop?: () => boolean } = {},
 ): Promise<SegmentStats> {
   const started = performance.now();
-  const stats: SegmentStats = { chunks: 0, rawBytes: 0, deflateBytes: 0, ms: 0 };
+  const stats: SegmentStats = { chunks: 0, complete: false, rawBytes: 0, deflateBytes: 0, ms: 0 };
   const meta = await store.snapshotMeta(snapshotId);
   const count = meta?.chunkStarts.length ?? 0;
   const read = (from: number): Promise<Chunk[]> | null =>
@@ -103,6 +105,7 @@ export async function writeChunkSegments(
     // Whatever stopped the loop, nothing is left rejecting unobserved.
     await Promise.allSettled([next, writing]);
   }
+  stats.complete = stats.chunks === count;
   stats.ms = performance.now() - started;
   return stats;
 }

@@ -375,14 +375,17 @@ export interface Store {
   /**
    * Claims the segment pass of a live snapshot that has not had one (the
    * oldest), for this process alone among all that share the database, and
-   * returns its id; null when none is left. A pass is claimed once: one cut
-   * short is not made again (reads make up the segments it did not write).
+   * returns its id; null when none is left. A pass stopped midway is given
+   * back (`releaseSegmentPass`); one whose process died stays claimed, and
+   * reads make up the segments it did not write.
    *
    * @example
    * const snapshotId = await store.claimSegmentPass();
    * if (snapshotId !== null) await writeChunkSegments(store, snapshotId);
    */
   claimSegmentPass(): Promise<number | null>;
+  /** Gives a claimed pass back (it was stopped midway), so that a process makes it again. */
+  releaseSegmentPass(snapshotId: number): Promise<void>;
   /** Deletes superseded snapshots older than `supersededBefore` and abandoned staged ones, with their chunks and segments. */
   sweepSnapshots(supersededBefore: number): Promise<number>;
 }

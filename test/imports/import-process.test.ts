@@ -124,6 +124,15 @@ describe('imports across processes (sqlite)', () => {
         assert.equal((await store.readSegments(live, 0, chunks - 1)).length, chunks);
         await sleep(1500);
         assert.equal(written().length, 1, 'made once');
+        // Every live snapshot of the file (the other tests' too) gets all its segments: a process
+        // ending after one pass must not claim the next one on its way out and leave it empty.
+        for (const slug of ['acme', 'fresh', 'gz']) {
+          const id = (await store.liveSnapshotId((await store.companyBySlug(slug))!.id, 'clientes'))!;
+          const n = (await store.snapshotMeta(id))!.chunkStarts.length;
+          let made = 0;
+          for (const deadline = Date.now() + 30_000; made < n && Date.now() < deadline; await sleep(100)) made = (await store.readSegments(id, 0, n - 1)).length;
+          assert.equal(made, n, `${slug}: every chunk has its segment`);
+        }
       } finally {
         await server.stop();
       }

@@ -297,6 +297,28 @@ export function importSuite(factory: StoreFactory) {
       }
     });
 
+    test('a segment pass stopped midway is given back, and made whole by the next worker', async () => {
+      const { company } = await companyWithKey(store, 'segments-stop');
+      const own = new ImportWorker(store, { snapshotRetentionMs: 60_000 });
+      await store.createImport({ companyId: company.id, kind: 'clientes', filename: 'wide.csv', source: 'test' }, body(wideCustomersCsv(3000, 40)), 1 << 30);
+      assert.equal((await own.runOnce())?.report.status, 'succeeded');
+      const live = (await store.liveSnapshotId(company.id, 'clientes'))!;
+      const count = (await store.snapshotMeta(live))!.chunkStarts.length;
+      assert.ok(count > 64, `${count} chunks: more than one batch`);
+      // Other tests' passes first, so that the next claim is this snapshot's.
+      while ((await store.claimSegmentPass()) !== null);
+      await store.releaseSegmentPass(live);
+      const stopping = new ImportWorker(store, { snapshotRetentionMs: 60_000 });
+      const pass = stopping.segmentOnce();
+      stopping.stopClaiming(); // a shutdown, as the pass begins
+      assert.equal(await pass, true);
+      assert.ok((await store.readSegments(live, 0, count - 1)).length < count, 'stopped midway');
+      const next = new ImportWorker(store, { snapshotRetentionMs: 60_000 });
+      assert.equal(await next.segmentOnce(), true, 'the pass was given back');
+      assert.equal((await store.readSegments(live, 0, count - 1)).length, count);
+      assert.equal(await next.segmentOnce(), false);
+    });
+
     test('a segment pass that fails is reported and not made again; the import stays published and reads compress instead', async () => {
       const { company, key } = await companyWithKey(store, 'segments-fail');
       // The real store, but every segment write fails (a full disk, a lost connection).

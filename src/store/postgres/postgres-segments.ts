@@ -45,6 +45,10 @@ export async function claimSegmentPass(db: Db, now: number): Promise<number | nu
   return row ? Number(row.id) : null;
 }
 
+export async function releaseSegmentPass(db: Db, snapshotId: number): Promise<void> {
+  await db.run(`UPDATE snapshots SET segments_claimed_at = NULL WHERE id = $1`, [snapshotId]);
+}
+
 export async function readSegments(db: Db, snapshotId: number, from: number, to: number): Promise<ChunkSegment[]> {
   const rows = await db.rows<{ chunk_no: number; raw_length: number; context_length: number; crc32: number; deflate: Buffer }>(
     `SELECT chunk_no, raw_length, context_length, crc32, deflate FROM chunk_segments

@@ -315,6 +315,10 @@ export class PostgresStore implements Store {
     return segments.writeSegments(this.db, snapshotId, list);
   }
 
+  async releaseSegmentPass(snapshotId: number) {
+    await segments.releaseSegmentPass(this.db, snapshotId);
+  }
+
   claimSegmentPass() {
     return segments.claimSegmentPass(this.db, Date.now());
   }

@@ -34,6 +34,10 @@ export function claimSegmentPass(db: Database, now: number): number | null {
   return row?.id ?? null;
 }
 
+export function releaseSegmentPass(db: Database, snapshotId: number): void {
+  cachedStatement(db, `UPDATE snapshots SET segments_claimed_at = NULL WHERE id = ?`).run(snapshotId);
+}
+
 export function readSegments(db: Database, snapshotId: number, from: number, to: number): ChunkSegment[] {
   const rows = cachedStatement(
     db,

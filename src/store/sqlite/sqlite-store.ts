@@ -346,6 +346,10 @@ export class SqliteStore implements Store {
     segments.writeSegments(this.db, snapshotId, list);
   }
 
+  async releaseSegmentPass(snapshotId: number) {
+    segments.releaseSegmentPass(this.db, snapshotId);
+  }
+
   async claimSegmentPass() {
     return segments.claimSegmentPass(this.db, Date.now());
   }
