@@ -141,6 +141,32 @@ describe('imports across processes (sqlite)', () => {
     }
   });
 
+  test('two servers on one file share the segment passes and finish every one', async () => {
+    const slugs = ['two-a', 'two-b', 'two-c', 'two-d'];
+    for (const slug of slugs) {
+      assert.equal(mirador(['company', 'create', slug, '--name', slug], env).code, 0);
+      const file = join(dir.path, `${slug}.csv`);
+      writeFileSync(file, customersCsv(4000, (i) => `Cliente ${i} ${'con nombre largo '.repeat(8)}`));
+      assert.equal(mirador(['import', slug, 'clientes', file, '--json'], env).json().status, 'succeeded');
+    }
+    const store = new SqliteStore(dbFile);
+    const servers = await Promise.all([serveProcess(env), serveProcess(env)]);
+    try {
+      for (const slug of slugs) {
+        const id = (await store.liveSnapshotId((await store.companyBySlug(slug))!.id, 'clientes'))!;
+        const n = (await store.snapshotMeta(id))!.chunkStarts.length;
+        let made = 0;
+        for (const deadline = Date.now() + 60_000; made < n && Date.now() < deadline; await sleep(100)) made = (await store.readSegments(id, 0, n - 1)).length;
+        assert.equal(made, n, `${slug}: every chunk has its segment`);
+      }
+      const errors = servers.flatMap((s) => s.logs.map(logEntry).filter((e) => (e as { level?: number } | null)?.level === 50));
+      assert.deepEqual(errors, [], 'no worker errors');
+    } finally {
+      await Promise.all(servers.map((s) => s.stop()));
+      await store.close();
+    }
+  });
+
   test('a failed import exits non-zero and says why', () => {
     const file = join(dir.path, 'bad.csv');
     writeFileSync(file, 'CODIGO;NOMBRE\r\nC1;a;b\r\n');

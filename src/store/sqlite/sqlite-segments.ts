@@ -20,7 +20,10 @@ export function writeSegments(db: Database, snapshotId: number, segments: readon
          context_length = excluded.context_length, crc32 = excluded.crc32, deflate = excluded.deflate`,
     );
     for (const s of segments) insert.run(snapshotId, s.chunkNo, s.rawLength, s.contextLength, s.crc32, s.deflate);
-  })();
+    // IMMEDIATE: begun as a read, the transaction could not become a write once another
+    // process (another server's pass, an import) had committed meanwhile (SQLITE_BUSY at once,
+    // without the busy timeout), which cut passes short when two servers shared the file.
+  }).immediate();
 }
 
 /** One statement: the pick and the mark cannot interleave with another connection's. */
