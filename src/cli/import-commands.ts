@@ -185,7 +185,7 @@ class Progress {
   }
 
   update(job: ImportJob) {
-    // The final line once: the command may still be writing gzip segments after the import ended.
+    // The final line once: the 250 ms timer and the waiting loop may both see the import ended.
     if (this.ended) return;
     if (FINAL.has(job.status)) this.ended = true;
     const seconds = Math.max((Date.now() - this.started) / 1000, 0.001);

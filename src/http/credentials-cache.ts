@@ -56,9 +56,8 @@ export class CredentialsCache {
   verifyCached(token: string, scope: CredentialScope): Credential | null | undefined {
     const parsed = parseCredential(token);
     if (!parsed || parsed.scope !== scope) return null;
-    const hit = this.entries.get(parsed.prefix);
-    if (!hit || Date.now() - hit.fetchedAt >= this.ttlMs) return undefined;
-    return this.check(parsed.secret, hit.credential, scope);
+    const hit = this.fresh(parsed.prefix);
+    return hit && this.check(parsed.secret, hit.credential, scope);
   }
 
   private check(secret: string, credential: Credential | null, scope: CredentialScope): Credential | null {
@@ -80,12 +79,18 @@ export class CredentialsCache {
   }
 
   private async lookup(prefix: string): Promise<Credential | null> {
-    const now = Date.now();
-    const hit = this.entries.get(prefix);
-    if (hit && now - hit.fetchedAt < this.ttlMs) return hit.credential;
+    const hit = this.fresh(prefix);
+    if (hit) return hit.credential;
+    const fetchedAt = Date.now();
     const credential = await this.store.credentialByPrefix(prefix);
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-    this.entries.set(prefix, { credential, fetchedAt: now });
+    this.entries.set(prefix, { credential, fetchedAt });
     return credential;
+  }
+
+  /** The entry of `prefix` while it is younger than the cache's lifetime. */
+  private fresh(prefix: string): Entry | undefined {
+    const hit = this.entries.get(prefix);
+    return hit && Date.now() - hit.fetchedAt < this.ttlMs ? hit : undefined;
   }
 }

@@ -12,6 +12,7 @@ import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import { ApiError } from './errors.js';
 
 const WINDOW_MS = 60_000;
+const currentWindow = () => Math.floor(Date.now() / WINDOW_MS);
 
 export interface Quota {
   limit: number;
@@ -128,9 +129,9 @@ export class RateLimiter {
   chargeNow(reply: FastifyReply, subject: string): boolean {
     const counter = this.counter;
     if (!counter.incrementNow) return false;
-    const window = Math.floor(Date.now() / WINDOW_MS);
+    const window = currentWindow();
     if (counter.peekNow!(subject, window) >= this.limit) return false;
-    this.annotate(reply, { limit: this.limit, used: counter.incrementNow(subject, window), resetAt: (window + 1) * WINDOW_MS });
+    this.annotate(reply, this.quota(counter.incrementNow(subject, window), window));
     return true;
   }
 
@@ -138,8 +139,8 @@ export class RateLimiter {
   observeNow(reply: FastifyReply, subject: string): boolean {
     const counter = this.counter;
     if (!counter.peekNow) return false;
-    const window = Math.floor(Date.now() / WINDOW_MS);
-    this.annotate(reply, { limit: this.limit, used: counter.peekNow(subject, window), resetAt: (window + 1) * WINDOW_MS });
+    const window = currentWindow();
+    this.annotate(reply, this.quota(counter.peekNow(subject, window), window));
     return true;
   }
 
@@ -148,8 +149,7 @@ export class RateLimiter {
   }
 
   private async read(subject: string, count: boolean): Promise<Quota> {
-    const now = Date.now();
-    const window = Math.floor(now / WINDOW_MS);
+    const window = currentWindow();
     let used: number;
     try {
       used = count ? await this.counter.increment(subject, window) : await this.counter.peek(subject, window);
@@ -158,6 +158,10 @@ export class RateLimiter {
       this.logger.warn({ err: (err as Error).message }, 'rate limit counter unavailable; request not limited');
       used = 0;
     }
+    return this.quota(used, window);
+  }
+
+  private quota(used: number, window: number): Quota {
     return { limit: this.limit, used, resetAt: (window + 1) * WINDOW_MS };
   }
 

@@ -20,21 +20,16 @@ import { openUploadRowsInThread } from './upload-thread.js';
  */
 export const THREAD_FROM_BYTES = 4 * 1024 * 1024;
 /**
- * On PostgreSQL the writer, not the parser, bounds an import, and the writer
- * holds more memory (COPY buffers, the pg connection): the parsing thread's
- * young generation is capped there. Measured on 1,430,000 rows (1 GiB): peak
- * RSS 292 -> 254 MB for the same wall time. On SQLite the parser bounds the
- * import and the same cap cost ~20% of its speed, so V8's default stays.
+ * The parsing thread, where the writer bounds an import (Store's
+ * `writerBoundsImport`, PostgreSQL), hashes the bodies too (MD5, ~0.7 s of
+ * CPU per 100,000 customers): 100,000 customers, 3 interleaved rounds, 4.52-
+ * 4.66 s -> 4.16-4.42 s. And its young generation is capped, since the writer
+ * holds more memory (COPY buffers, the pg connection): 1,430,000 rows (1 GiB),
+ * peak RSS 292 -> 254 MB for the same wall time. Where the parser bounds the
+ * import (SQLite), both slow it: hashing there cost 0.3-0.5 s and the cap
+ * ~20%, so neither is done.
  */
-const PARSER_YOUNG_GENERATION_MB_POSTGRES = 8;
-/**
- * On PostgreSQL the parsing thread also hashes the bodies (MD5, ~0.7 s of
- * CPU per 100,000 customers), which the writer would otherwise do: there the
- * writer, sending 378 MB to the server, is the slower thread. Measured on
- * 100,000 customers, 3 interleaved rounds: PostgreSQL 4.52-4.66 s -> 4.16-4.42
- * s; on SQLite, where parsing is the slower thread, it cost 0.3-0.5 s.
- */
-const HASH_IN_PARSER_POSTGRES = true;
+const WRITER_BOUND_PARSING = { youngGenerationMb: 8, hashHere: true };
 
 export interface ApplyOptions {
   /** Called after each batch with rows and raw bytes read so far. */
@@ -75,11 +70,7 @@ export async function applyImport(store: Store, job: ImportJob, options: ApplyOp
     const upload = { kind: job.kind, override: await store.getMapping(job.companyId, job.kind), maxCellBytes: options.maxCellBytes };
     const source = store.readImportFile(job.id);
     rows = job.sizeBytes >= (options.threadFromBytes ?? THREAD_FROM_BYTES)
-      ? await openUploadRowsInThread(
-          source,
-          upload,
-          store.backend === 'postgres' ? { youngGenerationMb: PARSER_YOUNG_GENERATION_MB_POSTGRES, hashHere: HASH_IN_PARSER_POSTGRES } : {},
-        )
+      ? await openUploadRowsInThread(source, upload, store.writerBoundsImport ? WRITER_BOUND_PARSING : {})
       : await openUploadRows(source, upload);
     const { head } = rows;
     report.encoding = head.encoding;

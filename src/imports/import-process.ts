@@ -142,14 +142,6 @@ function childMain() {
       process.exit(0);
     })());
 
-  // The server is stopping: an import in hand completes, but gzip segments still being made
-  // are left for reads to make up, rather than hold the shutdown for seconds (the pass stays
-  // claimed: it is not made again).
-  const shutDown = () => {
-    void running?.then((r) => r.worker.abandonSegments(), () => {});
-    void stop();
-  };
-
   process.on('message', (m: ToChild) => {
     if (m.type === 'start' && !running) {
       let claimed = false;
@@ -191,10 +183,11 @@ function childMain() {
         process.exit(1);
       });
     } else if (m.type === 'wake') void running?.then((r) => r.worker.wake());
-    else if (m.type === 'stop') shutDown();
+    // An import in hand completes; a segment pass stops between two batches and is given back.
+    else if (m.type === 'stop') void stop();
   });
   // The parent is gone (killed): complete the import in hand, as a graceful stop would, then end.
-  process.on('disconnect', shutDown);
+  process.on('disconnect', () => void stop());
 }
 
 if (process.argv[1] === CHILD_MODULE && process.send) childMain();

@@ -54,7 +54,6 @@ export function workerIsGone(worker: string, heartbeatAt: number, now = Date.now
 export class ImportWorker {
   readonly id = newWorkerId();
   private stopping = false;
-  private abandoning = false;
   private wakeUp: (() => void) | null = null;
   private loop: Promise<void> | null = null;
   private lastRecover = 0;
@@ -104,15 +103,6 @@ export class ImportWorker {
     this.wake();
   }
 
-  /**
-   * Leaves the gzip segments being made unfinished (between two batches):
-   * for a shutdown, which should not wait seconds for them. Reads compress
-   * the chunks left without one.
-   */
-  abandonSegments() {
-    this.abandoning = true;
-  }
-
   /** Claims and applies one import if one is ready; returns it, or null. */
   async runOnce(): Promise<{ job: ImportJob; report: ImportReport } | null> {
     await this.housekeeping();
@@ -138,15 +128,16 @@ export class ImportWorker {
    * Claims one live snapshot without gzip segments and makes them (once, for
    * every gzip list page read from it). After publication, so readers never
    * wait for it; false when there was none to make. A failure is reported
-   * and not retried: reads compress any chunk that has no segment.
+   * and not retried: reads make any segment that is missing.
    */
   async segmentOnce(): Promise<boolean> {
     if (this.stopping) return false;
     const snapshotId = await this.store.claimSegmentPass();
     if (snapshotId === null) return false;
     try {
-      const stats = await writeChunkSegments(this.store, snapshotId, { shouldStop: () => this.abandoning || this.stopping });
-      // Stopped midway (a shutdown): another process takes the pass up again.
+      // A shutdown does not wait for a pass (seconds): it stops between two batches, and
+      // another process takes the pass up again.
+      const stats = await writeChunkSegments(this.store, snapshotId, { shouldStop: () => this.stopping });
       if (!stats.complete) await this.store.releaseSegmentPass(snapshotId);
       else this.options.events?.segmented?.(snapshotId, stats);
     } catch (err) {

@@ -66,7 +66,7 @@ export interface SegmentStats {
 /**
  * Compresses and stores the segments of every chunk of `snapshotId`, in
  * bounded batches. `shouldStop` is asked between batches (a worker asked to
- * stop leaves the rest undone: reads compress those chunks themselves).
+ * stop leaves the rest undone: reads make those segments themselves).
  */
 export async function writeChunkSegments(
   store: Store,

@@ -59,6 +59,22 @@ export function storeSuite(factory: StoreFactory) {
       await store.publishSnapshot(s.snapshotId);
       return s;
     };
+    /**
+     * `findLiveRecord` once it names `snapshotId` (published through another connection):
+     * SQLite reads data_version once per turn of the event loop, so any request that arrives
+     * after the commit is handled in a later turn and sees it; PostgreSQL learns by a
+     * notification, delivered at commit but read asynchronously: within moments.
+     */
+    const liveOnceSeen = async (companyId: number, idErp: string, snapshotId: number) => {
+      await new Promise((r) => setImmediate(r));
+      const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : 3000);
+      let live = await store.findLiveRecord(companyId, 'clientes', idErp);
+      while (live?.snapshotId !== snapshotId && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 10));
+        live = await store.findLiveRecord(companyId, 'clientes', idErp);
+      }
+      return live;
+    };
 
     before(async () => {
       ({ store, databaseUrl, cleanup } = await factory.create());
@@ -303,16 +319,7 @@ export function storeSuite(factory: StoreFactory) {
       try {
         const s2 = await other.writeSnapshot(spec(companyId, T2), batches([staged('A', 'changed'), staged('B')]));
         await other.publishSnapshot(s2.snapshotId);
-        // SQLite reads data_version once per turn of the event loop: any request that arrives
-        // after the commit is handled in a later turn, and sees it. PostgreSQL learns by a
-        // notification, delivered at commit but read asynchronously: within moments.
-        await new Promise((r) => setImmediate(r));
-        const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : 3000);
-        let live = await store.findLiveRecord(companyId, 'clientes', 'B');
-        while (live?.snapshotId !== s2.snapshotId && Date.now() < deadline) {
-          await new Promise((r) => setTimeout(r, 10));
-          live = await store.findLiveRecord(companyId, 'clientes', 'B');
-        }
+        const live = await liveOnceSeen(companyId, 'B', s2.snapshotId);
         assert.equal(live?.snapshotId, s2.snapshotId);
         assert.ok(live.record);
         assert.equal(await store.liveSnapshotId(companyId, 'clientes'), s2.snapshotId);
@@ -388,13 +395,7 @@ export function storeSuite(factory: StoreFactory) {
       try {
         const s3 = await other.writeSnapshot(spec(companyId, T3), batches([staged('A', 'again')]));
         await other.publishSnapshot(s3.snapshotId);
-        await new Promise((r) => setImmediate(r));
-        const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : 3000);
-        let found = await store.findLiveRecord(companyId, 'clientes', 'A');
-        while (found?.snapshotId !== s3.snapshotId && Date.now() < deadline) {
-          await new Promise((r) => setTimeout(r, 10));
-          found = await store.findLiveRecord(companyId, 'clientes', 'A');
-        }
+        const found = await liveOnceSeen(companyId, 'A', s3.snapshotId);
         assert.equal(found?.snapshotId, s3.snapshotId);
         const cached = store.cachedLiveRecord(companyId, 'clientes', 'A');
         assert.ok(cached === undefined || cached?.snapshotId === s3.snapshotId, JSON.stringify(cached));

@@ -342,7 +342,7 @@ function listPage(v: View, q: ListQuery, tombstones: readonly RenderedTombstone[
       const items = meta ? await readItems(source, meta, start, end) : [];
       return [Buffer.from(envelope(total, end - start)), ...items, ITEMS_CLOSE];
     },
-    // The same bytes, gzipped from the segments made at import time where they exist.
+    // The same bytes, gzipped from the chunks' segments (made once, after publication).
     gzip:
       meta && source.segments
         ? async () => {

@@ -1,11 +1,11 @@
 /**
  * A gzip body assembled from precompressed pieces (issue 4): a list page is
- * the envelope, chunk slices joined by commas and `]}`; every full chunk
- * whose segment was made at import time (see ChunkSegment) goes out as those
- * stored deflate bytes, and only the rest — the envelope, the partial chunks
- * at the page's edges, chunks without a segment — is compressed now. A first
- * gzip download then costs about what a plain one does, instead of deflating
- * every byte of every page.
+ * the envelope, chunk slices joined by commas and `]}`; every whole chunk
+ * goes out as its segment (see ChunkSegment; made once after publication,
+ * see snapshot-reader.ts's readBodyParts for which chunks), and only the
+ * rest — the envelope, the partial chunks at the page's edges — is
+ * compressed now. A first gzip download then costs about what a plain one
+ * does, instead of deflating every byte of every page.
  *
  * Why the pieces fit together: each segment and each piece compressed here is
  * a raw deflate stream of its own, ended with a sync flush (byte-aligned, no
@@ -17,6 +17,7 @@
 import { constants, crc32, createDeflateRaw } from 'node:zlib';
 import type { ChunkSegment } from '../../store/store.js';
 import { crc32Combine } from './crc32-combine.js';
+import { throughZlib } from './zlib-pieces.js';
 
 /** One piece of a body, in order: bytes to compress now, or a chunk's stored segment. */
 export type BodyPart = { raw: Buffer } | { segment: ChunkSegment };
@@ -80,21 +81,13 @@ export async function assembleGzip(parts: readonly BodyPart[]): Promise<Buffer> 
 /** A run of raw bytes as deflate blocks: sync-flushed, or ending the stream when `final`. */
 function deflateRun(run: readonly Buffer[], bytes: number, final: boolean): Buffer | Promise<Buffer> {
   if (bytes < STORE_BELOW_BYTES) return storedBlock(run, bytes, final);
-  return new Promise((resolve, reject) => {
-    const z = createDeflateRaw({
-      level: 6,
-      chunkSize: OUT_CHUNK_BYTES,
-      // Ending the stream with a sync flush leaves it byte-aligned and open for what follows.
-      finishFlush: final ? constants.Z_FINISH : constants.Z_SYNC_FLUSH,
-    });
-    const out: Buffer[] = [];
-    z.on('data', (b: Buffer) => out.push(b));
-    z.once('error', reject);
-    // Copied out: the pieces are views of zlib's output buffers, and cached bodies outlive them.
-    z.once('end', () => resolve(Buffer.concat(out)));
-    for (const b of run) z.write(b);
-    z.end();
+  const z = createDeflateRaw({
+    level: 6,
+    chunkSize: OUT_CHUNK_BYTES,
+    // Ending the stream with a sync flush leaves it byte-aligned and open for what follows.
+    finishFlush: final ? constants.Z_FINISH : constants.Z_SYNC_FLUSH,
   });
+  return throughZlib(z, run);
 }
 
 /** One stored (uncompressed) block holding `bytes` (< 65,536) bytes (RFC 1951 §3.2.4). */

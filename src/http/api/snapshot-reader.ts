@@ -202,11 +202,8 @@ export class CachedChunkSource implements ChunkSource {
   cachedChunks(meta: SnapshotMeta, from: number, to: number): Chunk[] | undefined {
     const out: Chunk[] = [];
     for (let i = from; i <= to; i++) {
-      const key = `${meta.id}:${i}`;
-      const hit = this.lru.get(key) as Chunk | undefined;
+      const hit = this.hit<Chunk>(chunkKey(meta.id, i));
       if (!hit) return undefined;
-      this.lru.delete(key);
-      this.lru.set(key, hit);
       out.push(hit);
     }
     return out;
@@ -216,20 +213,14 @@ export class CachedChunkSource implements ChunkSource {
     const out: Chunk[] = [];
     let missFrom = -1;
     for (let i = from; i <= to; i++) {
-      const key = `${meta.id}:${i}`;
-      const hit = this.lru.get(key) as Chunk | undefined;
-      if (hit) {
-        // Refresh recency: Map keeps insertion order.
-        this.lru.delete(key);
-        this.lru.set(key, hit);
-        out.push(hit);
-      } else {
-        missFrom = missFrom < 0 ? i : missFrom;
-        out.push(undefined as unknown as Chunk);
-      }
+      const hit = this.hit<Chunk>(chunkKey(meta.id, i));
+      if (!hit && missFrom < 0) missFrom = i;
+      out.push(hit as Chunk);
     }
     if (missFrom < 0) return out;
-    const loaded = await this.load(meta.id, missFrom, to);
+    const loaded = await this.coalesced(this.loading, meta.id, missFrom, to, () => this.store.readChunks(meta.id, missFrom, to), (c) =>
+      chunkKey(meta.id, c.chunkNo),
+    );
     for (const c of loaded) out[c.chunkNo - from] = c;
     return out;
   }
@@ -239,49 +230,52 @@ export class CachedChunkSource implements ChunkSource {
     let missFrom = -1;
     let missTo = -1;
     for (let i = from; i <= to; i++) {
-      const key = `${meta.id}:${i}:z`;
-      const hit = this.lru.get(key) as ChunkSegment | undefined;
-      if (hit) {
-        this.lru.delete(key);
-        this.lru.set(key, hit);
-      } else {
-        missFrom = missFrom < 0 ? i : missFrom;
+      const hit = this.hit<ChunkSegment>(segmentKey(meta.id, i));
+      if (!hit) {
+        if (missFrom < 0) missFrom = i;
         missTo = i;
       }
       out.push(hit);
     }
     // A segment found missing is not remembered as missing: it may be written moments later.
     if (missFrom < 0) return out;
-    for (const s of await this.loadSegments(meta.id, missFrom, missTo)) out[s.chunkNo - from] = s;
+    const loaded = await this.coalesced(this.loadingSegments, meta.id, missFrom, missTo, () => this.store.readSegments(meta.id, missFrom, missTo), (s) =>
+      segmentKey(meta.id, s.chunkNo),
+    );
+    for (const s of loaded) out[s.chunkNo - from] = s;
     return out;
   }
 
-  private loadSegments(snapshotId: number, from: number, to: number): Promise<ChunkSegment[]> {
-    const key = `${snapshotId}:${from}-${to}`;
-    let pending = this.loadingSegments.get(key);
-    if (!pending) {
-      pending = this.store.readSegments(snapshotId, from, to).then((segments) => {
-        for (const s of segments) this.remember(`${snapshotId}:${s.chunkNo}:z`, s);
-        return segments;
-      });
-      pending.finally(() => this.loadingSegments.delete(key)).catch(() => {});
-      this.loadingSegments.set(key, pending);
+  /** The cached entry under `key`, made the most recent (Map keeps insertion order). */
+  private hit<T extends Chunk | ChunkSegment>(key: string): T | undefined {
+    const entry = this.lru.get(key);
+    if (entry) {
+      this.lru.delete(key);
+      this.lru.set(key, entry);
     }
-    return pending;
+    return entry as T | undefined;
   }
 
-  private load(snapshotId: number, from: number, to: number): Promise<Chunk[]> {
+  /** Reads `from..to` of a snapshot once, however many ask meanwhile, and remembers each entry read under `keyOf`. */
+  private coalesced<T extends Chunk | ChunkSegment>(
+    pending: Map<string, Promise<T[]>>,
+    snapshotId: number,
+    from: number,
+    to: number,
+    read: () => Promise<T[]>,
+    keyOf: (entry: T) => string,
+  ): Promise<T[]> {
     const key = `${snapshotId}:${from}-${to}`;
-    let pending = this.loading.get(key);
-    if (!pending) {
-      pending = this.store.readChunks(snapshotId, from, to).then((chunks) => {
-        for (const c of chunks) this.remember(`${snapshotId}:${c.chunkNo}`, c);
-        return chunks;
+    let p = pending.get(key);
+    if (!p) {
+      p = read().then((entries) => {
+        for (const e of entries) this.remember(keyOf(e), e);
+        return entries;
       });
-      pending.finally(() => this.loading.delete(key)).catch(() => {});
-      this.loading.set(key, pending);
+      p.finally(() => pending.delete(key)).catch(() => {});
+      pending.set(key, p);
     }
-    return pending;
+    return p;
   }
 
   private remember(key: string, entry: Chunk | ChunkSegment) {
@@ -295,6 +289,9 @@ export class CachedChunkSource implements ChunkSource {
     }
   }
 }
+
+const chunkKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}`;
+const segmentKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}:z`;
 
 function sizeOf(entry: Chunk | ChunkSegment): number {
   return 'deflate' in entry ? entry.deflate.length : entry.bytes.length;

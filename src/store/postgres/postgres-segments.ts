@@ -1,6 +1,6 @@
 /**
  * Gzip segments in the PostgreSQL adapter (see ChunkSegment in store.ts):
- * written by the process that applied an import, after publication, with a
+ * written by a serving process's import worker, after publication, with a
  * binary COPY; read on the request path for gzip list pages.
  */
 import type { ChunkSegment } from '../store.js';

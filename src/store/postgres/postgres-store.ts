@@ -35,6 +35,7 @@ const hasNul = (s: string) => s.includes('\0');
 
 export class PostgresStore implements Store {
   readonly backend = 'postgres' as const;
+  readonly writerBoundsImport = true;
 
   private readonly live = new LiveCache();
   /** Only a serving process listens (one more connection); without it, live pointers are read every time. */

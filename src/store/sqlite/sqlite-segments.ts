@@ -1,6 +1,6 @@
 /**
  * Gzip segments in the SQLite adapter (see ChunkSegment in store.ts): written
- * by the process that applied an import, after publication; read on the
+ * by a serving process's import worker, after publication; read on the
  * request path for gzip list pages.
  */
 import type { Database } from 'better-sqlite3';

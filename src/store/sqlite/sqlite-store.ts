@@ -31,6 +31,7 @@ import { LiveCache } from '../live-cache.js';
 
 export class SqliteStore implements Store {
   readonly backend = 'sqlite' as const;
+  readonly writerBoundsImport = false;
   private readonly db: Database.Database;
   private readonly liveStmt: Database.Statement;
   private readonly live = new LiveCache();
