@@ -150,6 +150,45 @@ for (const factory of await storeFactories()) {
       assert.equal((await request(warm.url('/v1/clientes/NOPE'), { headers: bearer(key) })).status, 404);
     });
 
+    test('a 304 comes after authentication: a wrong key with the right ETag is refused', async () => {
+      const warm = await serve();
+      const path = '/v1/clientes/C000004';
+      const etag = String((await warm.fromMemory(path, bearer(key))).headers.etag);
+      assert.equal((await warm.fromMemory(path, { ...bearer(key), 'if-none-match': etag })).status, 304);
+      const wrongSecret = key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A');
+      for (const headers of [bearer(wrongSecret), {}]) {
+        assert.equal((await request(warm.url(path), { headers: { ...headers, 'if-none-match': etag } })).status, 401, JSON.stringify(headers));
+      }
+    });
+
+    test('a key of another company, with the same id warm in memory, reads only its own record', async () => {
+      const other = await companyWithKey(store, 'memo-other');
+      await replaceRecords(store, { companyId: other.company.id, kind: 'clientes', columns: CUSTOMER_COLUMNS, at }, [customer('C000009', 'Otra S.A.')]);
+      const warm = await serve();
+      const path = '/v1/clientes/C000009';
+      const mine = await warm.fromMemory(path, bearer(key));
+      const theirs = await warm.fromMemory(path, bearer(other.key));
+      assert.equal(mine.json().item.nombre, 'Cliente C000009');
+      assert.equal(theirs.json().item.nombre, 'Otra S.A.');
+      assert.notEqual(mine.headers.etag, theirs.headers.etag);
+      // An id only the first company has is the other's 404, warm or not.
+      await warm.fromMemory('/v1/clientes/C000010', bearer(key));
+      assert.equal((await request(warm.url('/v1/clientes/C000010'), { headers: bearer(other.key) })).status, 404);
+    });
+
+    test('a key revoked by another process is refused within a second, though its detail was answered from memory', async () => {
+      const revoked = await companyWithKey(store, 'memo-revoked');
+      await replaceRecords(store, { companyId: revoked.company.id, kind: 'clientes', columns: CUSTOMER_COLUMNS, at }, [customer('C000001')]);
+      const warm = await serve();
+      const path = '/v1/clientes/C000001';
+      await warm.fromMemory(path, bearer(revoked.key));
+      // Through the store directly, as another instance would: this server learns it from its cache's lifetime.
+      const at0 = Date.now();
+      await store.revokeCredential(revoked.prefix);
+      await new Promise((r) => setTimeout(r, 1000 - (Date.now() - at0)));
+      assert.equal((await request(warm.url(path), { headers: bearer(revoked.key) })).status, 401);
+    });
+
     test('the limit is enforced: the request over it gets the 429, counted once', async () => {
       const warm = await serve({ RATE_LIMIT_PER_MINUTE: '4' });
       const path = '/v1/clientes/C000002';
