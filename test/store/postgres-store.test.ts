@@ -51,6 +51,9 @@ describe('PostgreSQL adapter', { skip: factory.skip }, () => {
       await unavailableWithin(store.liveSnapshotId(1, 'clientes'));
       await unavailableWithin(store.migrate());
       await unavailableWithin(store.writeSnapshot(spec(1, Date.now()), (async function* () {})()));
+      await unavailableWithin((async () => {
+        for await (const piece of store.readImportFile(1)) assert.fail(`read ${piece.length} bytes from no server`);
+      })());
     } finally {
       await store.close();
     }

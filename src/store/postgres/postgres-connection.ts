@@ -140,14 +140,7 @@ export class Db extends Queries {
    * background work whose statements may legitimately take minutes.
    */
   async tx<T>(fn: (c: Conn) => Promise<T>, options: { unbounded?: boolean } = {}): Promise<T> {
-    let client: PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (err) {
-      throw toStoreError(err);
-    }
-    // A checked-out client has no listener of the pool's; an unhandled 'error'
-    // (the server going away mid-transaction) would end the process.
+    const client = await this.checkOut();
     const ignore = () => {};
     client.on('error', ignore);
     const conn = new Conn(client, options.unbounded ? undefined : QUERY_TIMEOUT_MS);
@@ -170,6 +163,40 @@ export class Db extends Queries {
       client.off('error', ignore);
       // A connection in an unknown state is destroyed rather than reused.
       client.release(broken);
+    }
+  }
+
+  /**
+   * Runs `fn` on one connection of its own, outside a transaction: for a
+   * `COPY … TO STDOUT`, which a pooled `query` cannot run. A connection that
+   * saw an error is destroyed, since a COPY cut short leaves it mid-stream.
+   */
+  async session<T>(fn: (c: Conn) => Promise<T>): Promise<T> {
+    const client = await this.checkOut();
+    const ignore = () => {};
+    client.on('error', ignore);
+    let broken: Error | undefined;
+    try {
+      return await fn(new Conn(client, QUERY_TIMEOUT_MS));
+    } catch (err) {
+      broken = err as Error;
+      throw toStoreError(err);
+    } finally {
+      client.off('error', ignore);
+      client.release(broken);
+    }
+  }
+
+  /**
+   * A connection of the pool's. Its caller listens for 'error' while it holds
+   * it: a checked-out client has no listener of the pool's, and an unhandled
+   * 'error' (the server going away mid-transaction) would end the process.
+   */
+  private async checkOut(): Promise<PoolClient> {
+    try {
+      return await this.pool.connect();
+    } catch (err) {
+      throw toStoreError(err);
     }
   }
 

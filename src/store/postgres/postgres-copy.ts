@@ -1,7 +1,11 @@
 /**
- * Bulk loads through `COPY … FROM STDIN (FORMAT binary)` (pg-copy-streams).
+ * Bulk loads through `COPY … FROM STDIN (FORMAT binary)`, and bulk reads of
+ * bytes through `COPY (query) TO STDOUT (FORMAT binary)` (pg-copy-streams).
  * The binary format needs no escaping — any text and any bytes go through
- * unchanged — and is cheaper for the server to parse than CSV or text.
+ * unchanged — and is cheaper for the server to parse than CSV or text. On
+ * the way out it spares BYTEA the hex text that a plain query's rows carry
+ * (node-pg reads results as text only): the server's encoding, twice the
+ * bytes on the wire and the client's decoding.
  * Layout: https://www.postgresql.org/docs/current/sql-copy.html (Binary Format).
  */
 import { Readable } from 'node:stream';
@@ -112,4 +116,48 @@ export async function copyIn(
     throw toStoreError(err);
   }
   return stream.rowCount;
+}
+
+/**
+ * Runs `COPY (query) TO STDOUT (FORMAT binary)` on `conn` and returns its
+ * rows, each field's raw bytes (or null). The whole result is held in memory:
+ * for queries of a bounded size (one upload blob), not for whole tables.
+ */
+export async function copyOutRows(conn: Conn, query: string): Promise<(Buffer | null)[][]> {
+  const stream = conn.client.query(copyStreams.to(`COPY (${query}) TO STDOUT (FORMAT binary)`));
+  const parts: Buffer[] = [];
+  try {
+    for await (const part of stream) parts.push(part as Buffer);
+  } catch (err) {
+    throw toStoreError(err);
+  }
+  return decodeCopyRows(Buffer.concat(parts));
+}
+
+/** The rows of a complete binary COPY stream (header, tuples, trailer). */
+export function decodeCopyRows(data: Buffer): (Buffer | null)[][] {
+  if (data.length < SIGNATURE.length + 8 || !data.subarray(0, SIGNATURE.length).equals(SIGNATURE)) {
+    throw new Error('COPY TO: not a binary COPY stream');
+  }
+  let at = SIGNATURE.length + 4; // and the flags
+  at += 4 + data.readUInt32BE(at); // the header extension, skipped
+  const rows: (Buffer | null)[][] = [];
+  for (;;) {
+    const fields = data.readInt16BE(at);
+    at += 2;
+    if (fields === -1) break;
+    const row: (Buffer | null)[] = new Array(fields);
+    for (let i = 0; i < fields; i++) {
+      const n = data.readInt32BE(at);
+      at += 4;
+      if (n === -1) row[i] = null;
+      else {
+        if (at + n > data.length) throw new Error('COPY TO: a field runs past the end of the stream');
+        row[i] = data.subarray(at, at + n);
+        at += n;
+      }
+    }
+    rows.push(row);
+  }
+  return rows;
 }
