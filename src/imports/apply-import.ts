@@ -21,15 +21,15 @@ import { openUploadRowsInThread } from './upload-thread.js';
 export const THREAD_FROM_BYTES = 4 * 1024 * 1024;
 /**
  * The parsing thread, where the writer bounds an import (Store's
- * `writerBoundsImport`, PostgreSQL), hashes the bodies too (MD5, ~0.7 s of
- * CPU per 100,000 customers): 100,000 customers, 3 interleaved rounds, 4.52-
+ * `writerBoundsImport`, PostgreSQL), hashes the bodies too (then MD5, ~0.7 s
+ * of CPU per 100,000 customers): 100,000 customers, 3 interleaved rounds, 4.52-
  * 4.66 s -> 4.16-4.42 s. And its young generation is capped, since the writer
  * holds more memory (COPY buffers, the pg connection): 1,430,000 rows (1 GiB),
  * peak RSS 292 -> 254 MB for the same wall time. Where the parser bounds the
  * import (SQLite), both slow it: hashing there cost 0.3-0.5 s and the cap
  * ~20%, so neither is done.
  */
-const WRITER_BOUND_PARSING = { youngGenerationMb: 8, hashHere: true };
+const WRITER_BOUND_PARSING = { youngGenerationMb: 8 };
 
 export interface ApplyOptions {
   /** Called after each batch with rows and raw bytes read so far. */
@@ -68,9 +68,11 @@ export async function applyImport(store: Store, job: ImportJob, options: ApplyOp
   let rows: UploadRowSource | null = null;
   try {
     const upload = { kind: job.kind, override: await store.getMapping(job.companyId, job.kind), maxCellBytes: options.maxCellBytes };
+    // Hashed as the live snapshot was, so that its unchanged records are found.
+    const hashAlgorithm = await store.nextHashAlgorithm(job.companyId, job.kind);
     const source = store.readImportFile(job.id);
     rows = job.sizeBytes >= (options.threadFromBytes ?? THREAD_FROM_BYTES)
-      ? await openUploadRowsInThread(source, upload, store.writerBoundsImport ? WRITER_BOUND_PARSING : {})
+      ? await openUploadRowsInThread(source, upload, store.writerBoundsImport ? { ...WRITER_BOUND_PARSING, hashHere: hashAlgorithm } : {})
       : await openUploadRows(source, upload);
     const { head } = rows;
     report.encoding = head.encoding;
@@ -84,11 +86,11 @@ export async function applyImport(store: Store, job: ImportJob, options: ApplyOp
         warnings.items.push(...batch.newWarnings);
         warnings.total = batch.warningsTotal;
         await options.onProgress?.(batch.rowsRead, batch.bytesRead);
-        yield stageBatch(batch);
+        yield stageBatch(batch, hashAlgorithm);
       }
     }
     const snapshot = await store.writeSnapshot(
-      snapshotSpec({ companyId: job.companyId, kind: job.kind, columns: head.columns, at: started, importId: job.id }),
+      snapshotSpec({ companyId: job.companyId, kind: job.kind, columns: head.columns, at: started, importId: job.id }, hashAlgorithm),
       staged(),
     );
     Object.assign(report, {

@@ -8,6 +8,7 @@
  * chunks and a few batches, whatever the file's size.
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import type { HashAlgorithm } from '../domain/item-renderer.js';
 import type { TextEncoding } from './decode-text.js';
 import { hashBatch } from '../snapshots/write-records.js';
 import { ImportError, type ImportErrorCode } from './import-error.js';
@@ -38,7 +39,7 @@ type FromThread =
 interface ThreadData {
   uploadRows: true;
   options: UploadOptions;
-  hashHere: boolean;
+  hashHere: HashAlgorithm | null;
 }
 
 /** How the thread runs; both are chosen by what bounds an import on each store (apply-import.ts). */
@@ -49,21 +50,21 @@ export interface ThreadOptions {
    */
   youngGenerationMb?: number;
   /**
-   * Hash each batch's bodies in the thread (`hashBatch`) rather than leave it
-   * to the writer (`stageBatch`): for when the writer is the slower of the
-   * two. The hashes are the same.
+   * Hash each batch's bodies in the thread (`hashBatch`), with this
+   * algorithm, rather than leave it to the writer (`stageBatch`): for when
+   * the writer is the slower of the two. The hashes are the same.
    */
-  hashHere?: boolean;
+  hashHere?: HashAlgorithm;
 }
 
 /** Opens an upload and renders it in a new worker thread. */
 export async function openUploadRowsInThread(
   source: AsyncIterable<Buffer>,
   options: UploadOptions,
-  { youngGenerationMb, hashHere = false }: ThreadOptions = {},
+  { youngGenerationMb, hashHere }: ThreadOptions = {},
 ): Promise<UploadRowSource> {
   const worker = new Worker(new URL(import.meta.url), {
-    workerData: { uploadRows: true, options, hashHere } satisfies ThreadData,
+    workerData: { uploadRows: true, options, hashHere: hashHere ?? null } satisfies ThreadData,
     resourceLimits: { maxOldGenerationSizeMb: OLD_GENERATION_MB, ...(youngGenerationMb ? { maxYoungGenerationSizeMb: youngGenerationMb } : {}) },
   });
   const bytes = source[Symbol.asyncIterator]();
@@ -198,7 +199,7 @@ async function threadMain(data: ThreadData) {
     rows = await openUploadRows(input(), data.options);
     post({ t: 'head', head: rows.head });
     for await (const batch of rows.batches()) {
-      if (data.hashHere) batch.hashes = hashBatch(batch);
+      if (data.hashHere) batch.hashes = hashBatch(batch, data.hashHere);
       await until(() => sent - acked < BATCHES_AHEAD);
       sent++;
       const transfer = [batch.bytes.buffer, batch.ends.buffer, batch.lines.buffer, ...(batch.hashes ? [batch.hashes.buffer] : [])];

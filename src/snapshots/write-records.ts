@@ -6,9 +6,9 @@
  * thread had time to (`hashBatch`, see imports/upload-thread.ts); tests that need
  * data without a CSV file call `writeRecords`.
  */
-import { hashBody, ItemRenderer, type FieldValue } from '../domain/item-renderer.js';
+import { HASH_BYTES, hashBody, ItemRenderer, type FieldValue, type HashAlgorithm } from '../domain/item-renderer.js';
 import type { Kind } from '../domain/kinds.js';
-import type { StagedRecord, StagedSnapshot, Store } from '../store/store.js';
+import type { SnapshotSpec, StagedRecord, StagedSnapshot, Store } from '../store/store.js';
 
 export interface RecordInput {
   /** One value per highlighted field of the kind, `id_erp` first. */
@@ -86,30 +86,30 @@ export function renderBatch(renderer: ItemRenderer, rows: readonly RecordInput[]
   return batch.take();
 }
 
-/** Bytes of a body's hash (MD5). */
-const HASH_BYTES = 16;
-
 /**
  * The hash of each body of a batch, back to back. Either thread of an
  * import may do it (upload-thread.ts): the result is the same.
  */
-export function hashBatch(batch: RenderedBatch): Uint8Array {
+export function hashBatch(batch: RenderedBatch, algorithm: HashAlgorithm): Uint8Array {
   const n = batch.ids.length;
   const out = new Uint8Array(HASH_BYTES * n);
   const all = Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength);
   let from = 0;
   for (let k = 0; k < n; k++) {
     const to = batch.ends[k]!;
-    out.set(hashBody(all.subarray(from, to)), HASH_BYTES * k);
+    out.set(hashBody(all.subarray(from, to), algorithm), HASH_BYTES * k);
     from = to;
   }
   return out;
 }
 
-/** The records of a rendered batch, hashed unless they were, as the store's snapshot writer takes them. */
-export function stageBatch(batch: RenderedBatch): StagedRecord[] {
+/**
+ * The records of a rendered batch, hashed with `algorithm` unless they were
+ * (with the same one), as the store's snapshot writer takes them.
+ */
+export function stageBatch(batch: RenderedBatch, algorithm: HashAlgorithm): StagedRecord[] {
   const all = Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength);
-  const given = batch.hashes ?? hashBatch(batch);
+  const given = batch.hashes ?? hashBatch(batch, algorithm);
   const hashes = Buffer.from(given.buffer, given.byteOffset, given.byteLength);
   const out: StagedRecord[] = new Array(batch.ids.length);
   let from = 0;
@@ -126,19 +126,21 @@ type Batches = AsyncIterable<readonly RecordInput[]> | Iterable<readonly RecordI
 /** Renders and stages rows as a new, unpublished snapshot. */
 export async function writeRecords(store: Store, target: WriteTarget, batches: Batches): Promise<StagedSnapshot> {
   const renderer = new ItemRenderer(target.kind, target.columns);
+  const hashAlgorithm = await store.nextHashAlgorithm(target.companyId, target.kind);
   async function* staged(): AsyncGenerator<StagedRecord[]> {
-    for await (const batch of batches) yield stageBatch(renderBatch(renderer, batch));
+    for await (const batch of batches) yield stageBatch(renderBatch(renderer, batch), hashAlgorithm);
   }
-  return store.writeSnapshot(snapshotSpec(target), staged());
+  return store.writeSnapshot(snapshotSpec(target, hashAlgorithm), staged());
 }
 
-export function snapshotSpec(target: WriteTarget) {
+export function snapshotSpec(target: WriteTarget, hashAlgorithm: HashAlgorithm): SnapshotSpec {
   return {
     companyId: target.companyId,
     kind: target.kind,
     importId: target.importId ?? null,
     at: Math.floor(target.at ?? Date.now()),
     columns: target.columns,
+    hashAlgorithm,
   };
 }
 

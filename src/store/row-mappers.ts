@@ -4,6 +4,7 @@
  * parsed as numbers, see postgres-connection.ts), and blobs arrive as Buffers.
  */
 import type { Kind } from '../domain/kinds.js';
+import { HASH_ALGORITHMS, type HashAlgorithm } from '../domain/item-renderer.js';
 import type { CredentialScope } from '../domain/api-keys.js';
 import { decodeUint32s } from './chunk-builder.js';
 import type { Company, Credential, ImportJob, ImportStatus, SnapshotMeta, User } from './store.js';
@@ -79,3 +80,9 @@ export const toSnapshotMeta = (r: SnapshotRow): SnapshotMeta => ({
   columns: JSON.parse(r.columns),
   publishedAt: r.published_at,
 });
+
+/** A stored `snapshots.hash_algorithm`; anything else is a database this version cannot read. */
+export function toHashAlgorithm(stored: string): HashAlgorithm {
+  if (!(HASH_ALGORITHMS as readonly string[]).includes(stored)) throw new Error(`Unknown record hash algorithm "${stored}" in snapshots.`);
+  return stored as HashAlgorithm;
+}

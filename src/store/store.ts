@@ -11,6 +11,7 @@
  * plus slices of bytes that already exist.
  */
 import type { Kind } from '../domain/kinds.js';
+import type { HashAlgorithm } from '../domain/item-renderer.js';
 import type { CredentialScope } from '../domain/api-keys.js';
 
 export interface Company {
@@ -83,6 +84,8 @@ export interface SnapshotSpec {
   at: number;
   /** The file's column names, kept for the panel's mapping page. */
   columns: readonly string[];
+  /** How the records' hashes were made: `Store.nextHashAlgorithm` of the company and kind. */
+  hashAlgorithm: HashAlgorithm;
 }
 
 export interface SnapshotChanges {
@@ -93,6 +96,15 @@ export interface SnapshotChanges {
   deleted: number;
   /** A few `id_erp` of removed records, for reports. */
   deletedExamples: string[];
+}
+
+/** Throws unless `spec` hashes as the live snapshot did (`live`): see `Store.nextHashAlgorithm`. */
+export function checkHashAlgorithm(spec: SnapshotSpec, live: string): void {
+  if (spec.hashAlgorithm !== live) {
+    throw new Error(
+      `A ${spec.kind} snapshot of company ${spec.companyId} hashed with ${spec.hashAlgorithm} cannot follow the live one, hashed with ${live}.`,
+    );
+  }
 }
 
 /** The changes of a snapshot written with no live one before it: every record is new. */
@@ -320,9 +332,16 @@ export interface Store {
    * snapshot: an unchanged record keeps its `actualizado_at`, a new or changed
    * one gets `spec.at`. Records missing from `records` are not carried over.
    * The snapshot is not live until `publishSnapshot`. Throws DuplicateIdError
-   * and leaves nothing behind on failure.
+   * and leaves nothing behind on failure. Throws, too, when `spec.hashAlgorithm`
+   * is not the live snapshot's: the hashes could not be compared.
    */
   writeSnapshot(spec: SnapshotSpec, records: AsyncIterable<StagedRecord[]>): Promise<StagedSnapshot>;
+  /**
+   * How the next snapshot of a company and kind hashes its records: as the
+   * live one did, so that unchanged records are found; CURRENT_HASH when
+   * there is none.
+   */
+  nextHashAlgorithm(companyId: number, kind: Kind): Promise<HashAlgorithm>;
   /**
    * Makes a staged snapshot the live one of its company and kind in one
    * transaction, ending its import (when given) as succeeded with `report`.

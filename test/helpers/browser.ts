@@ -67,7 +67,18 @@ export async function seriousViolations(page: Page): Promise<AxeProblem[]> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const width = page.viewportSize()?.width ?? 0;
-  await page.screenshot({ path: `${SCREENSHOTS}${name}-${width}.png`, fullPage: true });
+  // Chromium now and then answers "Unable to capture screenshot" when the machine is loaded (the
+  // whole suite runs at once; seen once in a full run, never in the file alone): the picture is
+  // a by-product for people to look at, not what the test checks, so it is taken again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.screenshot({ path: `${SCREENSHOTS}${name}-${width}.png`, fullPage: true });
+      return;
+    } catch (err) {
+      if (attempt === 3 || !/Unable to capture screenshot/.test((err as Error).message)) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
 }
 
 /** Fails the test when the page violates its CSP (an inline script would) or throws. */

@@ -8,7 +8,9 @@ import { after, before, describe, test } from 'node:test';
 import { ImportWorker } from '../../src/imports/import-worker.js';
 import type { ImportReport } from '../../src/imports/import-report.js';
 import type { Kind } from '../../src/domain/kinds.js';
-import type { Store } from '../../src/store/store.js';
+import type { StagedRecord, Store } from '../../src/store/store.js';
+import { finishItem, hashBody } from '../../src/domain/item-renderer.js';
+import { itemBodies } from '../../src/store/chunk-builder.js';
 import { constants, crc32, gunzipSync, inflateRawSync } from 'node:zlib';
 import { csv, customersCsv, CSV_CUSTOMER_HEADER, wideCustomersCsv } from '../helpers/csv.js';
 import { bearer, request } from '../helpers/http.js';
@@ -251,6 +253,42 @@ export function importSuite(factory: StoreFactory) {
       const b = await run(threaded, there.company.id, 'clientes', ragged);
       assert.equal(b.error?.code, 'ragged_row');
       assert.deepEqual(strip(b), strip(a));
+    });
+
+    test('a chain of MD5 snapshots (a database from before SHA-256) goes on with MD5: the next import, in this thread or its own, finds its unchanged rows', async () => {
+      const file = customersCsv(40);
+      // The bodies an import renders for this file, taken from another company's import of it.
+      const donor = await companyWithKey(store, 'md5-donor');
+      assert.equal((await importFile(donor.company.id, 'clientes', file)).status, 'succeeded');
+      assert.equal(await store.nextHashAlgorithm(donor.company.id, 'clientes'), 'sha256');
+      const donorId = (await store.liveSnapshotId(donor.company.id, 'clientes'))!;
+      const meta = (await store.snapshotMeta(donorId))!;
+      const at = meta.timeline[0]!.at;
+      const records: StagedRecord[] = (await store.readChunks(donorId, 0, meta.chunkStarts.length - 1))
+        .flatMap((c) => itemBodies(c.offsets, c.bytes, at))
+        .map((b, k) => {
+          const body = Buffer.from(b);
+          const idErp = (JSON.parse(finishItem(body, at)) as { id_erp: string }).id_erp;
+          return { idErp, body, hash: hashBody(body, 'md5'), line: k + 2 };
+        });
+      assert.equal(records.length, 40);
+      // Another company whose live snapshot was hashed with MD5, as every one was before.
+      const { company } = await companyWithKey(store, 'md5-chain');
+      const old = await store.writeSnapshot(
+        { companyId: company.id, kind: 'clientes', importId: null, at: at - 1000, columns: meta.columns, hashAlgorithm: 'md5' },
+        (async function* () {
+          yield records;
+        })(),
+      );
+      await store.publishSnapshot(old.snapshotId);
+      const threaded = new ImportWorker(store, { snapshotRetentionMs: 60_000, threadFromBytes: 0 });
+      for (const w of [worker, threaded]) {
+        await store.createImport({ companyId: company.id, kind: 'clientes', filename: 'export.csv', source: 'test' }, body(file), 1 << 30);
+        const report = (await w.runOnce())!.report;
+        assert.equal(report.status, 'succeeded', report.error?.message);
+        assert.deepEqual([report.inserted, report.updated, report.unchanged, report.deleted], [0, 0, 40, 0]);
+        assert.equal(await store.nextHashAlgorithm(company.id, 'clientes'), 'md5');
+      }
     });
 
     test('the report is kept with the import', async () => {

@@ -7,8 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { generateCredential } from '../../src/domain/api-keys.js';
-import { compareUtf8, hashBody } from '../../src/domain/item-renderer.js';
+import { compareUtf8, CURRENT_HASH, hashBody } from '../../src/domain/item-renderer.js';
 import type { Kind } from '../../src/domain/kinds.js';
+import { writeRecords } from '../../src/snapshots/write-records.js';
 import { openStore } from '../../src/store/open-store.js';
 import { ConflictError, DuplicateIdError, type ChunkSegment, type SnapshotSpec, type StagedRecord, type Store } from '../../src/store/store.js';
 import type { StoreFactory } from '../helpers/stores.js';
@@ -28,7 +29,7 @@ export async function* batches(...parts: StagedRecord[][]): AsyncGenerator<Stage
 }
 
 export const spec = (companyId: number, at: number, kind: Kind = 'clientes', importId: number | null = null): SnapshotSpec => ({
-  companyId, kind, importId, at, columns: ['CODIGO', 'NOMBRE'],
+  companyId, kind, importId, at, columns: ['CODIGO', 'NOMBRE'], hashAlgorithm: CURRENT_HASH,
 });
 
 interface Item { id_erp: string; v: string; actualizado_at: string }
@@ -212,6 +213,44 @@ export function storeSuite(factory: StoreFactory) {
       const other = await publish(await company(), T2, [staged('A', '1')]);
       assert.equal(other.changes.inserted, 1);
       assert.equal((await publish(companyId, T2, [staged('A', '1')], 'obras')).changes.inserted, 1);
+    });
+
+    test('record hashes follow the live snapshot: a chain begun with MD5 goes on with MD5, a new one is SHA-256', async () => {
+      const companyId = await company();
+      assert.equal(await store.nextHashAlgorithm(companyId, 'clientes'), 'sha256');
+      // A chain as snapshots written before SHA-256 left it (the migration marks those 'md5').
+      const md5 = (idErp: string, v: string): StagedRecord => {
+        const r = staged(idErp, v);
+        return { ...r, hash: hashBody(r.body, 'md5') };
+      };
+      const old = { ...spec(companyId, T1), hashAlgorithm: 'md5' as const };
+      const s1 = await store.writeSnapshot(old, batches([md5('A', '1'), md5('B', '1')]));
+      await store.publishSnapshot(s1.snapshotId);
+      assert.equal(await store.nextHashAlgorithm(companyId, 'clientes'), 'md5');
+      assert.equal(await store.nextHashAlgorithm(companyId, 'obras'), 'sha256', 'per company and kind');
+      // Hashed the same way, unchanged records are found.
+      const s2 = await store.writeSnapshot({ ...old, at: T2 }, batches([md5('A', '1'), md5('B', '2')]));
+      assert.deepEqual(s2.changes, { total: 2, inserted: 0, updated: 1, unchanged: 1, deleted: 0, deletedExamples: [] });
+      await store.discardSnapshot(s2.snapshotId);
+      // Hashed another way, they could not be: refused, and nothing is left behind.
+      await assert.rejects(
+        store.writeSnapshot(spec(companyId, T2), batches([staged('A', '1')])),
+        /hashed with sha256 cannot follow the live one, hashed with md5/,
+      );
+      assert.equal(await store.liveSnapshotId(companyId, 'clientes'), s1.snapshotId);
+      const next = await store.writeSnapshot({ ...old, at: T3 }, batches([md5('A', '1')]));
+      for (let id = s1.snapshotId + 1; id < next.snapshotId; id++) assert.equal(await store.snapshotMeta(id), null, `snapshot ${id}`);
+      await store.discardSnapshot(next.snapshotId);
+      // writeRecords (and so every import) asks the store first, and hashes as the chain does.
+      const s3 = await writeRecords(store, { companyId, kind: 'clientes', columns: ['CODIGO'], at: T3 }, [[{ fields: ['A'], cells: ['A'], line: 2 }]]);
+      assert.equal(s3.changes.total, 1);
+      assert.deepEqual((await store.findRecord(s3.snapshotId, 'A'))!.hash.length, 16);
+      await store.publishSnapshot(s3.snapshotId);
+      assert.equal(await store.nextHashAlgorithm(companyId, 'clientes'), 'md5');
+      // A new chain (another kind) is SHA-256 from its first snapshot.
+      const o1 = await writeRecords(store, { companyId, kind: 'obras', columns: ['CODIGO'], at: T1 }, [[{ fields: ['O1'], cells: ['O1'], line: 2 }]]);
+      await store.publishSnapshot(o1.snapshotId);
+      assert.equal(await store.nextHashAlgorithm(companyId, 'obras'), 'sha256');
     });
 
     test('id_erp is in byte order (10, 9, B, Z-1, a, ä), after actualizado_at', async () => {

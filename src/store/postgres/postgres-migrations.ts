@@ -155,6 +155,11 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   ALTER TABLE chunk_segments ALTER COLUMN deflate SET STORAGE EXTERNAL;
   `,
+  // The hash of each snapshot's records: MD5 before this version, SHA-256 for
+  // new chains of snapshots (item-renderer.ts, HashAlgorithm).
+  `
+  ALTER TABLE snapshots ADD COLUMN hash_algorithm TEXT NOT NULL DEFAULT 'md5';
+  `,
 ];
 
 /** Applies the migrations not yet recorded, under the migration lock. Idempotent. */

@@ -17,11 +17,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kind } from '../../domain/kinds.js';
+import { CURRENT_HASH, type HashAlgorithm } from '../../domain/item-renderer.js';
 import { ChunkBuilder, decodeUint32s, encodeUint32s, itemBodies } from '../chunk-builder.js';
 import { IncreasingIds, LineNumbers } from '../arrival-order.js';
 import { LIVE_CHANNEL } from './postgres-live-listener.js';
 import {
   allInserted,
+  checkHashAlgorithm,
   DEFAULT_TOMBSTONE_RETENTION_MS,
   DuplicateIdError,
   type SnapshotRef,
@@ -35,7 +37,7 @@ import {
   type StagedSnapshot,
 } from '../store.js';
 import type { Conn, Db } from './postgres-connection.js';
-import { SNAPSHOT_META_COLUMNS, toSnapshotMeta, type SnapshotRow } from '../row-mappers.js';
+import { SNAPSHOT_META_COLUMNS, toHashAlgorithm, toSnapshotMeta, type SnapshotRow } from '../row-mappers.js';
 import { copyIn, CopyEncoder } from './postgres-copy.js';
 
 /** Staged rows handed to COPY at a time… */
@@ -63,14 +65,16 @@ function newPublicId(): string {
 export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIterable<StagedRecord[]>): Promise<StagedSnapshot> {
   return db.tx(
     async (c) => {
-      const prev = await c.one<{ snapshot_id: number }>(
-        'SELECT snapshot_id FROM live_snapshots WHERE company_id = $1 AND kind = $2',
+      const prev = await c.one<{ snapshot_id: number; hash_algorithm: string }>(
+        `SELECT l.snapshot_id, s.hash_algorithm FROM live_snapshots l JOIN snapshots s ON s.id = l.snapshot_id
+         WHERE l.company_id = $1 AND l.kind = $2`,
         [spec.companyId, spec.kind],
       );
+      if (prev) checkHashAlgorithm(spec, prev.hash_algorithm);
       const { id: snapshotId } = (await c.one<{ id: number }>(
-        `INSERT INTO snapshots (public_id, company_id, kind, import_id, state, created_at, columns, import_at)
-         VALUES ($1, $2, $3, $4, 'staging', $5, $6, $7) RETURNING id`,
-        [newPublicId(), spec.companyId, spec.kind, spec.importId, Date.now(), JSON.stringify(spec.columns), spec.at],
+        `INSERT INTO snapshots (public_id, company_id, kind, import_id, state, created_at, columns, import_at, hash_algorithm)
+         VALUES ($1, $2, $3, $4, 'staging', $5, $6, $7, $8) RETURNING id`,
+        [newPublicId(), spec.companyId, spec.kind, spec.importId, Date.now(), JSON.stringify(spec.columns), spec.at, spec.hashAlgorithm],
       ))!;
       const source = records[Symbol.asyncIterator]();
       let written: OutOfOrder | null = null;
@@ -431,6 +435,14 @@ export async function liveSnapshotId(db: Db, companyId: number, kind: Kind): Pro
     'mirador_live_snapshot',
   );
   return r?.snapshot_id ?? null;
+}
+
+export async function nextHashAlgorithm(db: Db, companyId: number, kind: Kind): Promise<HashAlgorithm> {
+  const r = await db.one<{ hash_algorithm: string }>(
+    `SELECT s.hash_algorithm FROM live_snapshots l JOIN snapshots s ON s.id = l.snapshot_id WHERE l.company_id = $1 AND l.kind = $2`,
+    [companyId, kind],
+  );
+  return r ? toHashAlgorithm(r.hash_algorithm) : CURRENT_HASH;
 }
 
 export async function snapshotMeta(db: Db, snapshotId: number): Promise<SnapshotMeta | null> {

@@ -304,6 +304,10 @@ export class PostgresStore implements Store {
     return id;
   }
 
+  nextHashAlgorithm(companyId: number, kind: Kind) {
+    return snapshots.nextHashAlgorithm(this.db, companyId, kind);
+  }
+
   snapshotMeta(snapshotId: number) {
     return snapshots.snapshotMeta(this.db, snapshotId);
   }

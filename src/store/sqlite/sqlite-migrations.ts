@@ -132,4 +132,9 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     UNIQUE (snapshot_id, chunk_no)
   );
   `,
+  // The hash of each snapshot's records: MD5 before this version, SHA-256 for
+  // new chains of snapshots (item-renderer.ts, HashAlgorithm).
+  `
+  ALTER TABLE snapshots ADD COLUMN hash_algorithm TEXT NOT NULL DEFAULT 'md5';
+  `,
 ];

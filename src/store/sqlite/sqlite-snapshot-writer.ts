@@ -19,7 +19,7 @@
  */
 import type { Database } from 'better-sqlite3';
 import { ChunkBuilder, decodeUint32s, encodeUint32s, itemBodies } from '../chunk-builder.js';
-import { allInserted, type Chunk, type SnapshotSpec, type StagedRecord, type StagedSnapshot } from '../store.js';
+import { allInserted, checkHashAlgorithm, type Chunk, type SnapshotSpec, type StagedRecord, type StagedSnapshot } from '../store.js';
 import { IncreasingIds, LineNumbers } from '../arrival-order.js';
 import { discardSnapshot, newPublicId } from './sqlite-snapshots.js';
 import { Stage } from './sqlite-stage.js';
@@ -35,17 +35,21 @@ export async function writeSnapshot(
   spec: SnapshotSpec,
   records: AsyncIterable<StagedRecord[]>,
 ): Promise<StagedSnapshot> {
-  const prev = (db
-    .prepare('SELECT snapshot_id FROM live_snapshots WHERE company_id = ? AND kind = ?')
-    .pluck()
-    .get(spec.companyId, spec.kind) as number | undefined) ?? null;
+  const live = db
+    .prepare(
+      `SELECT l.snapshot_id, s.hash_algorithm FROM live_snapshots l JOIN snapshots s ON s.id = l.snapshot_id
+       WHERE l.company_id = ? AND l.kind = ?`,
+    )
+    .get(spec.companyId, spec.kind) as { snapshot_id: number; hash_algorithm: string } | undefined;
+  if (live) checkHashAlgorithm(spec, live.hash_algorithm);
+  const prev = live?.snapshot_id ?? null;
   const snapshotId = Number(
     db
       .prepare(
-        `INSERT INTO snapshots (public_id, company_id, kind, import_id, state, created_at, columns, import_at)
-         VALUES (?, ?, ?, ?, 'staging', ?, ?, ?)`,
+        `INSERT INTO snapshots (public_id, company_id, kind, import_id, state, created_at, columns, import_at, hash_algorithm)
+         VALUES (?, ?, ?, ?, 'staging', ?, ?, ?, ?)`,
       )
-      .run(newPublicId(), spec.companyId, spec.kind, spec.importId, Date.now(), JSON.stringify(spec.columns), spec.at)
+      .run(newPublicId(), spec.companyId, spec.kind, spec.importId, Date.now(), JSON.stringify(spec.columns), spec.at, spec.hashAlgorithm)
       .lastInsertRowid,
   );
   const autocheckpoint = db.pragma('wal_autocheckpoint', { simple: true }) as number;

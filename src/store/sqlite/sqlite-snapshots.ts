@@ -7,7 +7,8 @@ import type { Database } from 'better-sqlite3';
 import type { Kind } from '../../domain/kinds.js';
 import { decodeUint32s } from '../chunk-builder.js';
 import { cachedStatement } from './sqlite-statements.js';
-import { SNAPSHOT_META_COLUMNS, toSnapshotMeta, type SnapshotRow } from '../row-mappers.js';
+import { SNAPSHOT_META_COLUMNS, toHashAlgorithm, toSnapshotMeta, type SnapshotRow } from '../row-mappers.js';
+import { CURRENT_HASH, type HashAlgorithm } from '../../domain/item-renderer.js';
 import {
   DEFAULT_TOMBSTONE_RETENTION_MS,
   type Chunk,
@@ -101,6 +102,14 @@ export function discardSnapshot(db: Database, snapshotId: number) {
     db.prepare('DELETE FROM records WHERE snapshot_id = ?').run(snapshotId);
     db.prepare('DELETE FROM snapshot_tombstones WHERE snapshot_id = ?').run(snapshotId);
   })();
+}
+
+export function nextHashAlgorithm(db: Database, companyId: number, kind: Kind): HashAlgorithm {
+  const stored = db
+    .prepare(`SELECT s.hash_algorithm FROM live_snapshots l JOIN snapshots s ON s.id = l.snapshot_id WHERE l.company_id = ? AND l.kind = ?`)
+    .pluck()
+    .get(companyId, kind) as string | undefined;
+  return stored === undefined ? CURRENT_HASH : toHashAlgorithm(stored);
 }
 
 export function snapshotMeta(db: Database, snapshotId: number): SnapshotMeta | null {

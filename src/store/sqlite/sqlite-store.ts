@@ -335,6 +335,10 @@ export class SqliteStore implements Store {
     'SELECT snapshot_id FROM live_snapshots WHERE company_id = ? AND kind = ?',
   );
 
+  async nextHashAlgorithm(companyId: number, kind: Kind) {
+    return snapshots.nextHashAlgorithm(this.db, companyId, kind);
+  }
+
   async snapshotMeta(snapshotId: number) {
     return snapshots.snapshotMeta(this.db, snapshotId);
   }
