@@ -59,6 +59,44 @@ describe('PostgreSQL adapter', { skip: factory.skip }, () => {
     }
   });
 
+  test('uploads: blobs written two at a time land in order, and an upload refused midway leaves none behind', async () => {
+    const db = await freshPostgresDatabase();
+    const store = await PostgresStore.connect(db.url);
+    const client = new pg.Client({ connectionString: db.url });
+    try {
+      await store.migrate();
+      await client.connect();
+      const { id: companyId } = await store.createCompany('acme', 'Acme');
+      const MiB = 1024 * 1024;
+      // Pieces of many sizes, so that blobs are cut mid-piece and several are written at once.
+      const pieces = Array.from({ length: 40 }, (_, i) => Buffer.alloc(37_000 + i * 9_001, i));
+      async function* parts(list: Buffer[]) {
+        for (const p of list) yield p;
+      }
+      const job = await store.createImport({ companyId, kind: 'clientes', filename: 'c.csv', source: 'cli' }, parts(pieces), 64 * MiB);
+      const back: Buffer[] = [];
+      for await (const piece of store.readImportFile(job.id)) back.push(piece);
+      assert.ok(Buffer.concat(back).equals(Buffer.concat(pieces)));
+      const { rows } = await client.query('SELECT seq, length(bytes) AS n FROM import_blobs WHERE import_id = $1 ORDER BY seq', [job.id]);
+      assert.deepEqual(rows.map((r) => r.seq), rows.map((_, i) => i));
+      assert.ok(rows.length >= 3, `${rows.length} blobs`);
+
+      const tooBig = store.createImport(
+        { companyId, kind: 'clientes', filename: 'big.csv', source: 'cli' },
+        parts([Buffer.alloc(MiB), Buffer.alloc(MiB), Buffer.alloc(MiB), Buffer.alloc(MiB)]),
+        3 * MiB + 1,
+      );
+      await assert.rejects(tooBig, /3145729/);
+      const left = await client.query('SELECT count(*)::int AS n FROM import_blobs WHERE import_id <> $1', [job.id]);
+      assert.equal(left.rows[0].n, 0, 'blobs of the refused upload');
+      assert.deepEqual((await store.listImports(companyId)).map((j) => j.id), [job.id]);
+    } finally {
+      await client.end().catch(() => {});
+      await store.close();
+      await db.drop();
+    }
+  });
+
   test('a server that accepts connections but never answers: StoreUnavailableError within the connect timeout', async () => {
     const sockets = new Set<Socket>();
     const silent = createServer((socket) => {

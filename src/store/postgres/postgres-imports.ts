@@ -12,6 +12,8 @@ import { copyOutRows } from './postgres-copy.js';
 import { toImport, type ImportRow } from '../row-mappers.js';
 
 const BLOB_BYTES = 1024 * 1024;
+/** Blob inserts of one upload running at once (connections it holds from the pool). */
+const BLOB_WRITES_IN_FLIGHT = 2;
 /** Uploads cut off while being received are dropped after this long. */
 const RECEIVING_EXPIRES_MS = 24 * 3600 * 1000;
 
@@ -32,12 +34,32 @@ export async function createImport(
   let size = 0;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
+  // Blobs are inserted up to BLOB_WRITES_IN_FLIGHT at a time, each on a pooled connection of its
+  // own: the server compresses and logs each (lz4, WAL) in its own backend, so two go on two cores
+  // while the file is read on. One at a time, the server's work was the whole wait.
+  const writing = new Set<Promise<void>>();
+  let failure: { err: unknown } | null = null;
+  const settled = async () => {
+    await Promise.all(writing);
+    if (failure) throw failure.err;
+  };
   const flush = async () => {
     if (pendingBytes === 0) return;
     const bytes = Buffer.concat(pending, pendingBytes);
     pending = [];
     pendingBytes = 0;
-    await db.run('INSERT INTO import_blobs (import_id, seq, bytes) VALUES ($1, $2, $3)', [id, seq++, bytes]);
+    const write: Promise<void> = db
+      .run('INSERT INTO import_blobs (import_id, seq, bytes) VALUES ($1, $2, $3)', [id, seq++, bytes])
+      .then(
+        () => {},
+        (err: unknown) => {
+          failure ??= { err };
+        },
+      )
+      .finally(() => writing.delete(write));
+    writing.add(write);
+    if (writing.size >= BLOB_WRITES_IN_FLIGHT) await Promise.race(writing);
+    if (failure) throw failure.err;
   };
   try {
     for await (const part of body) {
@@ -48,7 +70,10 @@ export async function createImport(
       if (pendingBytes >= BLOB_BYTES) await flush();
     }
     await flush();
+    await settled();
   } catch (err) {
+    // No blob may land after the cleanup below.
+    await Promise.all(writing);
     // Best effort: with the database gone, recoverImports drops the blobs later.
     await db
       .tx(async (c) => {
