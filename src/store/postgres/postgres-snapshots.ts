@@ -129,7 +129,8 @@ async function writeInOrder(
   at: number,
   source: AsyncIterator<StagedRecord[]>,
 ): Promise<{ count: number } | OutOfOrder> {
-  const builder = new ChunkBuilder();
+  // Views: each flush's COPY has completed before the builder writes over its chunks.
+  const builder = new ChunkBuilder({ views: true });
   const lines = new LineNumbers();
   let records = new CopyEncoder(IN_ORDER_RECORDS_BUFFER);
   let recordCount = 0;
@@ -167,7 +168,10 @@ async function writeInOrder(
       lines.push(r.line);
       add(builder.add(r.body, at));
     }
-    if (chunkBytes >= IN_ORDER_FLUSH_BYTES || records.size >= IN_ORDER_FLUSH_BYTES) await flush();
+    if (chunkBytes >= IN_ORDER_FLUSH_BYTES || records.size >= IN_ORDER_FLUSH_BYTES) {
+      await flush();
+      builder.recycle();
+    }
   }
   add(builder.flush());
   await flush();
@@ -291,7 +295,8 @@ async function layOut(c: Conn, snapshotId: number, total: number) {
   );
   // The same order as the positions above: (ts, id_erp) is unique, so the order is total.
   await c.run('DECLARE ordered NO SCROLL CURSOR FOR SELECT body, ts FROM stage ORDER BY ts, id_erp');
-  const builder = new ChunkBuilder();
+  // Views: each page's COPY of chunks has completed before the builder writes over them.
+  const builder = new ChunkBuilder({ views: true });
   const fetch = () => {
     const page = c.rows<{ body: string; ts: number }>(`FETCH ${FETCH_ROWS} FROM ordered`);
     page.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
@@ -309,6 +314,7 @@ async function layOut(c: Conn, snapshotId: number, total: number) {
       if (chunk) done.push(chunk);
     }
     await writeChunks(c, snapshotId, done);
+    builder.recycle();
   }
   await c.run('CLOSE ordered');
   const last = builder.flush();

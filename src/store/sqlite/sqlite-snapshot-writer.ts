@@ -98,7 +98,8 @@ export async function writeSnapshot(
 
 /** Writes records in list order: their positions, and the chunks of their items. */
 class Layout {
-  private builder = new ChunkBuilder();
+  // Views: each chunk is inserted (and its bytes copied by SQLite) as soon as it is complete.
+  private builder = new ChunkBuilder({ views: true });
   private readonly insertRecord;
   private readonly insertRecords;
   private readonly insertChunk;
@@ -159,11 +160,13 @@ class Layout {
       this.db.prepare('DELETE FROM chunks WHERE snapshot_id = ?').run(this.snapshotId);
       this.db.prepare('DELETE FROM records WHERE snapshot_id = ?').run(this.snapshotId);
     })();
-    this.builder = new ChunkBuilder();
+    this.builder = new ChunkBuilder({ views: true });
   }
 
   private write(c: Chunk | null) {
-    if (c) this.insertChunk.run(this.snapshotId, c.chunkNo, c.firstPos, encodeUint32s(c.offsets), c.bytes);
+    if (!c) return;
+    this.insertChunk.run(this.snapshotId, c.chunkNo, c.firstPos, encodeUint32s(c.offsets), c.bytes);
+    this.builder.recycle();
   }
 }
 
