@@ -4,6 +4,8 @@ import type { Command } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { isKind, KINDS, type Kind } from '../domain/kinds.js';
 import { ImportWorker } from '../imports/import-worker.js';
+import type { PreparedImport } from '../imports/apply-import.js';
+import { discard, queueLocalFile } from '../imports/prepared-import.js';
 import { confirmHeldImport, HeldImportError, rejectHeldImport } from '../imports/held-imports.js';
 import type { ImportReport } from '../imports/import-report.js';
 import { UploadTooLargeError, type ImportJob, type Store } from '../store/store.js';
@@ -40,22 +42,27 @@ export function registerImportCommands(program: Command, ctx: CliContext) {
       }
       await withStore(ctx, async (store) => {
         const company = await requireCompany(store, slug);
-        let job: ImportJob;
+        const progress = opts.wait ? new Progress(size) : null;
+        let queued: Awaited<ReturnType<typeof queueLocalFile>>;
         try {
-          job = await store.createImport(
-            { companyId: company.id, kind, filename: basename(file), source: 'cli' },
-            createReadStream(file),
+          // Waiting, the command prepares the import while it stores the file (where the store can).
+          queued = await queueLocalFile(
+            store,
+            { companyId: company.id, kind, filename: basename(file), source: 'cli', sizeBytes: size, open: () => createReadStream(file) },
             ctx.config.maxUploadBytes,
+            { prepare: opts.wait, apply: { onProgress: (rows, bytes) => progress?.reading(rows, bytes) } },
           );
         } catch (err) {
+          progress?.stop();
           if (err instanceof UploadTooLargeError) throw new CliError(err.message);
           throw err;
         }
+        const { job } = queued;
         if (!opts.wait) {
           emit(ctx, opts, importJson(job), () => `Queued import ${job.id} of ${kind} for ${company.slug} (${job.sizeBytes} bytes).`);
           return;
         }
-        const done = await waitForImport(ctx, store, job);
+        const done = await waitForImport(ctx, store, job, progress!, queued.prepared);
         const report = done.report as ImportReport | null;
         if (opts.json) ctx.out(JSON.stringify(report ?? importJson(done), null, 2));
         else ctx.out(describeReport(done, report));
@@ -139,14 +146,19 @@ export function importJson(j: ImportJob) {
  * Waits for an import to end, applying queued imports in this process while
  * it waits (a running server may take it first; then this only watches).
  */
-async function waitForImport(ctx: CliContext, store: Store, queued: ImportJob): Promise<ImportJob> {
+async function waitForImport(
+  ctx: CliContext,
+  store: Store,
+  queued: ImportJob,
+  progress: Progress,
+  prepared: PreparedImport | null,
+): Promise<ImportJob> {
   const worker = new ImportWorker(store, {
     snapshotRetentionMs: ctx.config.snapshotRetentionMs,
     tombstoneRetentionMs: ctx.config.tombstoneRetentionMs,
     // No gzip segments here: the command ends at publication, and a serving process's import
     // worker makes them (ImportWorker's makeSegments).
   });
-  const progress = new Progress(queued.sizeBytes);
   const timer = setInterval(() => {
     void store.importById(queued.id).then((j) => j && progress.update(j), () => {});
   }, 250);
@@ -157,12 +169,19 @@ async function waitForImport(ctx: CliContext, store: Store, queued: ImportJob): 
         progress.update(job);
         return job;
       }
-      if (job.status === 'queued' && (await worker.runOnce())) continue;
+      if (job.status === 'queued') {
+        const ran = await worker.runOnce(prepared ?? undefined);
+        // Used, or found stale and discarded, once its import is claimed here.
+        if (ran?.job.id === queued.id) prepared = null;
+        if (ran) continue;
+      }
       await new Promise((r) => setTimeout(r, 200));
     }
   } finally {
     clearInterval(timer);
     progress.stop();
+    // Another process applied the import: what was prepared here is not needed.
+    await discard(store, prepared).catch(() => {});
   }
 }
 
@@ -172,6 +191,7 @@ class Progress {
   private readonly started = Date.now();
   private lastLine = 0;
   private ended = false;
+  private local: { rowsRead: number; bytesRead: number } | null = null;
 
   constructor(private readonly total: number) {
     this.bar = process.stderr.isTTY
@@ -184,9 +204,17 @@ class Progress {
     this.bar?.start(Math.max(total, 1), 0, { rows: 0, speed: '0.0' });
   }
 
-  update(job: ImportJob) {
+  /** Progress of an import prepared while its upload is stored (its job is not running yet). */
+  reading(rowsRead: number, bytesRead: number) {
+    this.local = { rowsRead, bytesRead };
+    this.update({ id: 0, status: 'running', rowsRead, bytesRead });
+  }
+
+  update(polled: Pick<ImportJob, 'id' | 'status' | 'rowsRead' | 'bytesRead'>) {
     // The final line once: the 250 ms timer and the waiting loop may both see the import ended.
     if (this.ended) return;
+    // While it is prepared here, the job itself reports nothing yet.
+    const job = this.local && !FINAL.has(polled.status) && polled.status !== 'running' ? { ...polled, ...this.local, status: 'running' } : polled;
     if (FINAL.has(job.status)) this.ended = true;
     const seconds = Math.max((Date.now() - this.started) / 1000, 0.001);
     const bytes = FINAL.has(job.status) && job.status === 'succeeded' ? this.total : job.bytesRead;
@@ -201,7 +229,7 @@ class Progress {
     const pct = this.total > 0 ? Math.floor((100 * bytes) / this.total) : 100;
     const rate = bytes / seconds;
     const eta = rate > 0 ? Math.ceil((this.total - bytes) / rate) : 0;
-    process.stderr.write(`import ${job.id}: ${job.status} ${pct}% ${job.rowsRead} rows ${speed} MB/s ETA ${eta}s\n`);
+    process.stderr.write(`import${job.id ? ` ${job.id}` : ''}: ${job.status} ${pct}% ${job.rowsRead} rows ${speed} MB/s ETA ${eta}s\n`);
   }
 
   stop() {

@@ -5,12 +5,13 @@
  * outcome is in the returned report.
  */
 import { snapshotSpec, stageBatch } from '../snapshots/write-records.js';
-import { DuplicateIdError, StoreUnavailableError, type ImportJob, type StagedRecord, type Store } from '../store/store.js';
+import { DuplicateIdError, StoreUnavailableError, type ImportJob, type StagedRecord, type StagedSnapshot, type Store } from '../store/store.js';
+import type { MappingOverride } from './column-mapping.js';
 import { guardTrips, previousCount, readGuard } from './deletion-guard.js';
 import { ImportError } from './import-error.js';
 import type { ImportReport } from './import-report.js';
 import { Warnings } from './normalise.js';
-import { openUploadRows, type UploadRowSource } from './upload-rows.js';
+import { openUploadRows } from './upload-rows.js';
 import { openUploadRowsInThread } from './upload-thread.js';
 
 /**
@@ -41,104 +42,224 @@ export interface ApplyOptions {
   threadFromBytes?: number;
 }
 
-export async function applyImport(store: Store, job: ImportJob, options: ApplyOptions = {}): Promise<ImportReport> {
-  const started = Date.now();
+/** Who an import is for, and the upload's size. */
+type ImportTarget = Pick<ImportJob, 'id' | 'companyId' | 'kind' | 'filename' | 'sizeBytes'>;
+
+/** An import in progress: its report so far, its warnings, and when it began. */
+interface Progress {
+  report: ImportReport;
+  warnings: Warnings;
+  started: number;
+  /** The file's encoding as the parser ended up reading it. */
+  encoding: (() => string) | null;
+}
+
+function begin(target: ImportTarget): Progress {
   const warnings = new Warnings();
-  const report: ImportReport = {
-    import_id: job.id,
-    kind: job.kind,
-    filename: job.filename,
-    status: 'failed',
+  return {
+    started: Date.now(),
+    warnings,
     encoding: null,
-    delimiter: null,
-    columns: 0,
-    mapping: {},
-    rows_read: 0,
-    inserted: 0,
-    updated: 0,
-    unchanged: 0,
-    deleted: 0,
-    deleted_examples: [],
-    guard: null,
-    warnings: { count: 0, items: warnings.items },
-    bytes: job.sizeBytes,
-    duration_ms: 0,
-    error: null,
+    report: {
+      import_id: target.id,
+      kind: target.kind,
+      filename: target.filename,
+      status: 'failed',
+      encoding: null,
+      delimiter: null,
+      columns: 0,
+      mapping: {},
+      rows_read: 0,
+      inserted: 0,
+      updated: 0,
+      unchanged: 0,
+      deleted: 0,
+      deleted_examples: [],
+      guard: null,
+      warnings: { count: 0, items: warnings.items },
+      bytes: target.sizeBytes,
+      duration_ms: 0,
+      error: null,
+    },
   };
-  let rows: UploadRowSource | null = null;
+}
+
+export async function applyImport(store: Store, job: ImportJob, options: ApplyOptions = {}): Promise<ImportReport> {
+  const progress = begin(job);
   try {
-    const upload = { kind: job.kind, override: await store.getMapping(job.companyId, job.kind), maxCellBytes: options.maxCellBytes };
-    // Hashed as the live snapshot was, so that its unchanged records are found.
-    const hashAlgorithm = await store.nextHashAlgorithm(job.companyId, job.kind);
-    const source = store.readImportFile(job.id);
-    rows = job.sizeBytes >= (options.threadFromBytes ?? THREAD_FROM_BYTES)
-      ? await openUploadRowsInThread(source, upload, store.writerBoundsImport ? { ...WRITER_BOUND_PARSING, hashHere: hashAlgorithm } : {})
-      : await openUploadRows(source, upload);
-    const { head } = rows;
-    report.encoding = head.encoding;
-    report.delimiter = head.delimiter;
-    report.columns = head.columns.length;
-    report.mapping = head.mapping;
-    const rendered = rows;
-    async function* staged(): AsyncGenerator<StagedRecord[]> {
-      for await (const batch of rendered.batches()) {
-        report.rows_read = batch.rowsRead;
-        warnings.items.push(...batch.newWarnings);
-        warnings.total = batch.warningsTotal;
-        await options.onProgress?.(batch.rowsRead, batch.bytesRead);
-        yield stageBatch(batch, hashAlgorithm);
-      }
-    }
-    const snapshot = await store.writeSnapshot(
-      snapshotSpec({ companyId: job.companyId, kind: job.kind, columns: head.columns, at: started, importId: job.id }, hashAlgorithm),
-      staged(),
-    );
-    Object.assign(report, {
-      inserted: snapshot.changes.inserted,
-      updated: snapshot.changes.updated,
-      unchanged: snapshot.changes.unchanged,
-      deleted: snapshot.changes.deleted,
-      deleted_examples: snapshot.changes.deletedExamples,
-      status: 'succeeded',
-    });
-    const guard = await readGuard(store, job.companyId);
-    if (guardTrips(guard, snapshot.changes)) {
-      report.status = 'awaiting_confirmation';
-      report.guard = {
-        would_remove: snapshot.changes.deleted,
-        of: previousCount(snapshot.changes),
-        min_records: guard.minRecords,
-        max_fraction: guard.maxFraction,
-      };
-      finish(report, warnings, started, rows);
-      await store.holdImport(job.id, snapshot.snapshotId, report);
-      return report;
-    }
-    finish(report, warnings, started, rows);
-    await store.publishSnapshot(snapshot.snapshotId, { importId: job.id, report }, { tombstoneRetentionMs: options.tombstoneRetentionMs });
-    return report;
+    const override = await store.getMapping(job.companyId, job.kind);
+    const snapshot = await writeImport(store, job, store.readImportFile(job.id), override, options, progress);
+    return await conclude(store, job, snapshot, options, progress);
   } catch (err) {
-    if (err instanceof ImportError) {
-      report.error = { code: err.code, message: err.message, line: err.line ?? null };
-    } else if (err instanceof DuplicateIdError) {
-      report.error = { code: 'duplicate_id', message: err.message, line: err.duplicates[0]?.line ?? null };
-    } else if (err instanceof StoreUnavailableError) {
-      throw err; // not the file's fault: the worker retries the import later
-    } else {
-      report.error = { code: 'internal_error', message: 'The import failed because of an internal error.', line: null };
-      finish(report, warnings, started, rows);
-      await store.failImport(job.id, report.error.message, report);
-      throw err;
-    }
-    report.status = 'failed';
-    finish(report, warnings, started, rows);
-    await store.failImport(job.id, report.error.message, report);
-    return report;
+    return fail(store, job, err, progress);
   }
 }
 
-function finish(report: ImportReport, warnings: Warnings, started: number, rows: UploadRowSource | null) {
+/**
+ * Parses an upload and writes its snapshot, unpublished, filling the report
+ * (the file's shape, its rows and warnings, the changes).
+ */
+async function writeImport(
+  store: Store,
+  target: ImportTarget,
+  source: AsyncIterable<Buffer>,
+  override: MappingOverride,
+  options: ApplyOptions,
+  progress: Progress,
+): Promise<StagedSnapshot> {
+  const { report, warnings } = progress;
+  const upload = { kind: target.kind, override, maxCellBytes: options.maxCellBytes };
+  // Hashed as the live snapshot was, so that its unchanged records are found.
+  const hashAlgorithm = await store.nextHashAlgorithm(target.companyId, target.kind);
+  const rows = target.sizeBytes >= (options.threadFromBytes ?? THREAD_FROM_BYTES)
+    ? await openUploadRowsInThread(source, upload, store.writerBoundsImport ? { ...WRITER_BOUND_PARSING, hashHere: hashAlgorithm } : {})
+    : await openUploadRows(source, upload);
+  progress.encoding = rows.encoding;
+  const { head } = rows;
+  report.encoding = head.encoding;
+  report.delimiter = head.delimiter;
+  report.columns = head.columns.length;
+  report.mapping = head.mapping;
+  async function* staged(): AsyncGenerator<StagedRecord[]> {
+    for await (const batch of rows.batches()) {
+      report.rows_read = batch.rowsRead;
+      warnings.items.push(...batch.newWarnings);
+      warnings.total = batch.warningsTotal;
+      await options.onProgress?.(batch.rowsRead, batch.bytesRead);
+      yield stageBatch(batch, hashAlgorithm);
+    }
+  }
+  const snapshot = await store.writeSnapshot(
+    snapshotSpec({ companyId: target.companyId, kind: target.kind, columns: head.columns, at: progress.started, importId: target.id }, hashAlgorithm),
+    staged(),
+  );
+  Object.assign(report, {
+    inserted: snapshot.changes.inserted,
+    updated: snapshot.changes.updated,
+    unchanged: snapshot.changes.unchanged,
+    deleted: snapshot.changes.deleted,
+    deleted_examples: snapshot.changes.deletedExamples,
+  });
+  return snapshot;
+}
+
+/** The mass-deletion guard, then holding the snapshot for confirmation or publishing it. */
+async function conclude(
+  store: Store,
+  job: ImportJob,
+  snapshot: StagedSnapshot,
+  options: ApplyOptions,
+  progress: Progress,
+): Promise<ImportReport> {
+  const { report } = progress;
+  report.status = 'succeeded';
+  // The job's own count, exact at the end (heartbeats are throttled; a prepared import sent none).
+  await store.heartbeatImport(job.id, { rowsRead: report.rows_read, bytesRead: job.sizeBytes });
+  const guard = await readGuard(store, job.companyId);
+  if (guardTrips(guard, snapshot.changes)) {
+    report.status = 'awaiting_confirmation';
+    report.guard = {
+      would_remove: snapshot.changes.deleted,
+      of: previousCount(snapshot.changes),
+      min_records: guard.minRecords,
+      max_fraction: guard.maxFraction,
+    };
+    finish(progress);
+    await store.holdImport(job.id, snapshot.snapshotId, report);
+    return report;
+  }
+  finish(progress);
+  await store.publishSnapshot(snapshot.snapshotId, { importId: job.id, report }, { tombstoneRetentionMs: options.tombstoneRetentionMs });
+  return report;
+}
+
+/** Ends the import as failed, with the file's fault in its report; rethrows what is not the file's fault. */
+async function fail(store: Store, job: ImportJob, err: unknown, progress: Progress): Promise<ImportReport> {
+  const { report } = progress;
+  report.status = 'failed';
+  if (err instanceof ImportError) {
+    report.error = { code: err.code, message: err.message, line: err.line ?? null };
+  } else if (err instanceof DuplicateIdError) {
+    report.error = { code: 'duplicate_id', message: err.message, line: err.duplicates[0]?.line ?? null };
+  } else if (err instanceof StoreUnavailableError) {
+    throw err; // not the file's fault: the worker retries the import later
+  } else {
+    report.error = { code: 'internal_error', message: 'The import failed because of an internal error.', line: null };
+    finish(progress);
+    await store.failImport(job.id, report.error.message, report);
+    throw err;
+  }
+  finish(progress);
+  await store.failImport(job.id, report.error.message, report);
+  return report;
+}
+
+function finish({ report, warnings, started, encoding }: Progress) {
   report.warnings = { count: warnings.total, items: warnings.items };
   report.duration_ms = Date.now() - started;
-  if (rows) report.encoding = rows.encoding();
+  if (encoding) report.encoding = encoding();
+}
+
+/**
+ * An import parsed and written while its upload was still being stored (see
+ * `mirador import`, cli/import-commands.ts): the snapshot is written but
+ * neither published nor held. `applyPreparedImport` concludes it once the
+ * import is claimed, if nothing it depends on changed meanwhile.
+ */
+export interface PreparedImport {
+  importId: number;
+  snapshot: StagedSnapshot;
+  /** The mapping override it was parsed with. */
+  override: MappingOverride;
+  progress: Progress;
+}
+
+/**
+ * Parses `source` (the same bytes as the upload of import `target.id`, which
+ * may still be being stored) and writes its snapshot, unpublished. Throws
+ * whatever `applyImport` would report: the caller then leaves the import to
+ * the queue, which applies it from the stored upload and reports the error.
+ */
+export async function prepareImport(
+  store: Store,
+  target: ImportTarget,
+  source: AsyncIterable<Buffer>,
+  options: ApplyOptions = {},
+): Promise<PreparedImport> {
+  const progress = begin(target);
+  const override = await store.getMapping(target.companyId, target.kind);
+  const snapshot = await writeImport(store, target, source, override, options, progress);
+  return { importId: target.id, snapshot, override, progress };
+}
+
+/**
+ * Concludes claimed import `job` with what `prepareImport` wrote for it, if
+ * that still stands: the same import, compared with the snapshot that is
+ * still live, parsed with the mapping still in force. Otherwise discards the
+ * prepared snapshot and returns null: the caller applies `job` as usual.
+ */
+export async function applyPreparedImport(
+  store: Store,
+  job: ImportJob,
+  prepared: PreparedImport,
+  options: ApplyOptions = {},
+): Promise<ImportReport | null> {
+  const stands =
+    job.id === prepared.importId &&
+    (await store.liveSnapshotId(job.companyId, job.kind)) === prepared.snapshot.previousId &&
+    sameMapping(await store.getMapping(job.companyId, job.kind), prepared.override);
+  if (!stands) {
+    await store.discardSnapshot(prepared.snapshot.snapshotId);
+    return null;
+  }
+  try {
+    return await conclude(store, job, prepared.snapshot, options, prepared.progress);
+  } catch (err) {
+    return fail(store, job, err, prepared.progress);
+  }
+}
+
+function sameMapping(a: MappingOverride, b: MappingOverride): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
 }

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import type { ImportJob, Store } from '../store/store.js';
 import { writeChunkSegments, type SegmentStats } from '../snapshots/chunk-segments.js';
-import { applyImport } from './apply-import.js';
+import { applyImport, applyPreparedImport, type PreparedImport } from './apply-import.js';
 import type { ImportReport } from './import-report.js';
 
 /** An import interrupted this many times is failed rather than retried again. */
@@ -103,25 +103,31 @@ export class ImportWorker {
     this.wake();
   }
 
-  /** Claims and applies one import if one is ready; returns it, or null. */
-  async runOnce(): Promise<{ job: ImportJob; report: ImportReport } | null> {
+  /**
+   * Claims and applies one import if one is ready; returns it, or null.
+   * When the claimed import is `prepared`'s, it is concluded with what was
+   * prepared, if that still stands (apply-import.ts, `applyPreparedImport`).
+   */
+  async runOnce(prepared?: PreparedImport): Promise<{ job: ImportJob; report: ImportReport; prepared: boolean } | null> {
     await this.housekeeping();
     const job = await this.store.claimImport(this.id);
     if (!job) return null;
     this.options.events?.started?.(job);
     let lastBeat = 0;
-    const report = await applyImport(this.store, job, {
+    const options = {
       tombstoneRetentionMs: this.options.tombstoneRetentionMs,
       threadFromBytes: this.options.threadFromBytes,
-      onProgress: async (rowsRead, bytesRead) => {
+      onProgress: async (rowsRead: number, bytesRead: number) => {
         const now = Date.now();
         if (now - lastBeat < HEARTBEAT_EVERY_MS) return;
         lastBeat = now;
         await this.store.heartbeatImport(job.id, { rowsRead, bytesRead });
       },
-    });
+    };
+    const concluded = prepared?.importId === job.id ? await applyPreparedImport(this.store, job, prepared, options) : null;
+    const report = concluded ?? (await applyImport(this.store, job, options));
     this.options.events?.finished?.(job, report);
-    return { job, report };
+    return { job, report, prepared: concluded !== null };
   }
 
   /**

@@ -116,6 +116,8 @@ export function allInserted(total: number): SnapshotChanges {
 export interface StagedSnapshot {
   snapshotId: number;
   changes: SnapshotChanges;
+  /** The live snapshot the records were compared with (null: none, all inserted). */
+  previousId: number | null;
 }
 
 /** Immutable description of a snapshot, cacheable forever by id. */
@@ -239,6 +241,14 @@ export interface Store {
    * small young generation, since the writer holds more memory.
    */
   readonly writerBoundsImport: boolean;
+  /**
+   * Whether a snapshot may be written while an upload is being stored, each
+   * on a connection of its own (PostgreSQL): `mirador import` then prepares
+   * the import while it stores the file (imports/prepared-import.ts). SQLite's
+   * one connection would put the upload's writes inside the snapshot's
+   * transaction.
+   */
+  readonly writesWhileStoring: boolean;
 
   /** Creates or upgrades the schema. Idempotent. */
   migrate(): Promise<void>;
@@ -287,11 +297,14 @@ export interface Store {
   /**
    * Stores an upload durably and queues it. Streams `body` into the database;
    * throws UploadTooLargeError (and stores nothing) past `maxBytes`.
+   * `onCreated` learns the import's id as soon as it has one, before the
+   * upload is stored (see imports/prepared-import.ts).
    */
   createImport(
     input: { companyId: number; kind: Kind; filename: string; source: string },
     body: AsyncIterable<Buffer>,
     maxBytes: number,
+    onCreated?: (id: number) => void,
   ): Promise<ImportJob>;
   /**
    * Queues a new import of the same company, kind and file as import `id`,

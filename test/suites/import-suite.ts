@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { ImportWorker } from '../../src/imports/import-worker.js';
+import { prepareImport } from '../../src/imports/apply-import.js';
+import { confirmHeldImport } from '../../src/imports/held-imports.js';
 import type { ImportReport } from '../../src/imports/import-report.js';
 import type { Kind } from '../../src/domain/kinds.js';
 import type { StagedRecord, Store } from '../../src/store/store.js';
@@ -289,6 +291,85 @@ export function importSuite(factory: StoreFactory) {
         assert.deepEqual([report.inserted, report.updated, report.unchanged, report.deleted], [0, 0, 40, 0]);
         assert.equal(await store.nextHashAlgorithm(company.id, 'clientes'), 'md5');
       }
+    });
+
+    test('an import prepared while its upload is stored is concluded as the queue would apply it, and only while it still stands', async () => {
+      const file = customersCsv(30);
+      const strip = (r: ImportReport) => ({ ...r, import_id: 0, duration_ms: 0 });
+      const queue = async (companyId: number, bytes: Buffer) =>
+        store.createImport({ companyId, kind: 'clientes', filename: 'export.csv', source: 'test' }, body(bytes), 1 << 30);
+      const prepare = async (job: { id: number; companyId: number; sizeBytes: number }, bytes: Buffer) =>
+        prepareImport(store, { id: job.id, companyId: job.companyId, kind: 'clientes', filename: 'export.csv', sizeBytes: job.sizeBytes }, body(bytes));
+
+      // Used: the same report and items as the queue's own application of the file.
+      const plain = await companyWithKey(store, 'prepared-plain');
+      await queue(plain.company.id, file);
+      const expected = (await worker.runOnce())!.report;
+      const used = await companyWithKey(store, 'prepared-used');
+      const job = await queue(used.company.id, file);
+      const prepared = await prepare(job, file);
+      assert.equal(await store.liveSnapshotId(used.company.id, 'clientes'), null, 'not live before it is claimed');
+      const ran = (await worker.runOnce(prepared))!;
+      assert.equal(ran.prepared, true);
+      assert.deepEqual(strip(ran.report), strip(expected));
+      assert.equal(await store.liveSnapshotId(used.company.id, 'clientes'), prepared.snapshot.snapshotId);
+      const items = async (key: string) => (await list(key)).items.map((i: { actualizado_at?: string }) => ({ ...i, actualizado_at: null }));
+      assert.deepEqual(await items(used.key), await items(plain.key));
+      const listed = (await store.listImports(used.company.id)).find((j) => j.id === job.id)!;
+      assert.deepEqual([listed.status, listed.rowsRead], ['succeeded', 30]);
+
+      // Stale: another import was published meanwhile, or the mapping changed, or another job is claimed.
+      const changedFile = customersCsv(30, (i) => (i === 0 ? 'Cambiado' : `Cliente ${i}`));
+      // [what happens, what is queued before the prepared import, what happens after it was prepared]
+      const cases: [string, (companyId: number) => Promise<unknown>, (companyId: number) => Promise<unknown>][] = [
+        // The queue applies an earlier import of the same company and kind first.
+        ['an earlier import published meanwhile', (companyId) => queue(companyId, customersCsv(5)), () => worker.runOnce()],
+        ['a mapping change', async () => {}, (companyId) => store.setMapping(companyId, 'clientes', { nombre: 'OBSERVACIONES' })],
+      ];
+      for (const [label, before, meanwhile] of cases) {
+        const { company } = await companyWithKey(store, `prepared-${label.replaceAll(' ', '-')}`);
+        await queue(company.id, file);
+        await worker.runOnce();
+        await before(company.id);
+        const next = await queue(company.id, changedFile);
+        const early = await prepare(next, changedFile);
+        // By public id: SQLite may give a discarded snapshot's id to the next one.
+        const earlyPublicId = (await store.snapshotMeta(early.snapshot.snapshotId))!.publicId;
+        await meanwhile(company.id);
+        const stale = (await worker.runOnce(early))!;
+        assert.equal(stale.job.id, next.id, label);
+        assert.equal(stale.prepared, false, label);
+        assert.equal(stale.report.status, 'succeeded', label);
+        assert.equal(await store.snapshotByPublicId(company.id, 'clientes', earlyPublicId), null, `${label}: the prepared snapshot is discarded`);
+        const live = (await store.snapshotMeta((await store.liveSnapshotId(company.id, 'clientes'))!))!;
+        assert.notEqual(live.publicId, earlyPublicId, label);
+        assert.equal(live.count, 30, label);
+      }
+      // A prepared import is only ever used for its own job.
+      const other = await companyWithKey(store, 'prepared-other');
+      const mine = await queue(other.company.id, file);
+      const forMine = await prepare(mine, file);
+      const ran2 = (await worker.runOnce({ ...forMine, importId: mine.id + 1_000_000 }))!;
+      assert.equal(ran2.prepared, false);
+      assert.equal(ran2.report.status, 'succeeded');
+      await store.discardSnapshot(forMine.snapshot.snapshotId);
+    });
+
+    test('a prepared import held by the mass-deletion guard waits, and is confirmed like any other', async () => {
+      const { company, key } = await companyWithKey(store, 'prepared-held');
+      await store.createImport({ companyId: company.id, kind: 'clientes', filename: 'a.csv', source: 'test' }, body(customersCsv(200)), 1 << 30);
+      await worker.runOnce();
+      const small = customersCsv(50);
+      const job = await store.createImport({ companyId: company.id, kind: 'clientes', filename: 'b.csv', source: 'test' }, body(small), 1 << 30);
+      const prepared = await prepareImport(store, { ...job, kind: 'clientes' }, body(small));
+      const ran = (await worker.runOnce(prepared))!;
+      assert.equal(ran.prepared, true);
+      assert.equal(ran.report.status, 'awaiting_confirmation');
+      assert.equal((await list(key)).total, 200);
+      // Swept or not, a held snapshot stays until its import is decided.
+      await store.sweepSnapshots(Date.now());
+      await confirmHeldImport(store, company.id, job.id);
+      assert.equal((await list(key)).total, 50);
     });
 
     test('the report is kept with the import', async () => {

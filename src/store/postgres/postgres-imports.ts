@@ -22,6 +22,7 @@ export async function createImport(
   input: { companyId: number; kind: Kind; filename: string; source: string },
   body: AsyncIterable<Buffer>,
   maxBytes: number,
+  onCreated?: (id: number) => void,
 ): Promise<ImportJob> {
   // The row is not claimable while `receiving`; each blob is its own short
   // statement, so a slow upload holds no transaction open.
@@ -30,6 +31,7 @@ export async function createImport(
      VALUES ($1, $2, 'receiving', $3, $4, $5) RETURNING id`,
     [input.companyId, input.kind, input.filename, input.source, Date.now()],
   ))!;
+  onCreated?.(id);
   let seq = 0;
   let size = 0;
   let pending: Buffer[] = [];

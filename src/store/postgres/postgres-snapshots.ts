@@ -54,7 +54,11 @@ const IN_ORDER_RECORDS_BUFFER = 64 * 1024;
 /** …and rows read back per cursor fetch while laying out chunks. */
 const FETCH_ROWS = 1000;
 const MAX_DUPLICATES_REPORTED = 10;
-/** Grace period before an unpublished snapshot with no live import counts as abandoned. */
+/**
+ * Grace period before an unpublished snapshot counts as abandoned, unless its import is
+ * still being stored or queued (a prepared import, see imports/prepared-import.ts), running,
+ * or awaiting confirmation.
+ */
 const ABANDONED_AFTER_MS = 10 * 60 * 1000;
 
 function newPublicId(): string {
@@ -84,7 +88,7 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
           await source.return?.().catch(() => {});
           throw err;
         });
-        if (!('pending' in inOrder)) return { snapshotId, changes: allInserted(inOrder.count) };
+        if (!('pending' in inOrder)) return { snapshotId, changes: allInserted(inOrder.count), previousId: null };
         written = inOrder;
       }
       // `rid` keeps the order records arrived in, to name the first of duplicates.
@@ -105,7 +109,7 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
       await c.run('ANALYZE stage');
       const changes = await detectChanges(c, total, prev?.snapshot_id ?? null);
       await layOut(c, snapshotId, total);
-      return { snapshotId, changes };
+      return { snapshotId, changes, previousId: prev?.snapshot_id ?? null };
     },
     { unbounded: true },
   );
@@ -504,7 +508,7 @@ export async function sweepSnapshots(db: Db, supersededBefore: number): Promise<
   const ids = await db.rows<{ id: number }>(
     `SELECT id FROM snapshots s WHERE (s.state = 'superseded' AND s.superseded_at < $1)
        OR (s.state IN ('staging', 'staged') AND s.created_at < $2 AND NOT EXISTS (
-         SELECT 1 FROM imports i WHERE i.id = s.import_id AND i.status IN ('running', 'awaiting_confirmation')))`,
+         SELECT 1 FROM imports i WHERE i.id = s.import_id AND i.status IN ('receiving', 'queued', 'running', 'awaiting_confirmation')))`,
     [supersededBefore, Date.now() - ABANDONED_AFTER_MS],
   );
   let removed = 0;

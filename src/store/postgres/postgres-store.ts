@@ -36,6 +36,7 @@ const hasNul = (s: string) => s.includes('\0');
 export class PostgresStore implements Store {
   readonly backend = 'postgres' as const;
   readonly writerBoundsImport = true;
+  readonly writesWhileStoring = true;
 
   private readonly live = new LiveCache();
   /** Only a serving process listens (one more connection); without it, live pointers are read every time. */
@@ -220,8 +221,9 @@ export class PostgresStore implements Store {
     input: { companyId: number; kind: Kind; filename: string; source: string },
     body: AsyncIterable<Buffer>,
     maxBytes: number,
+    onCreated?: (id: number) => void,
   ): Promise<ImportJob> {
-    return imports.createImport(this.db, input, body, maxBytes);
+    return imports.createImport(this.db, input, body, maxBytes, onCreated);
   }
 
   copyImport(id: number, source: string): Promise<ImportJob | null> {

@@ -11,6 +11,7 @@ export async function createImport(
   input: { companyId: number; kind: Kind; filename: string; source: string },
   body: AsyncIterable<Buffer>,
   maxBytes: number,
+  onCreated?: (id: number) => void,
 ): Promise<ImportJob> {
   // The row is not claimable while `receiving`, and each blob is its own short
   // transaction, so a slow upload never holds the write lock.
@@ -22,6 +23,7 @@ export async function createImport(
       )
       .run(input.companyId, input.kind, input.filename, input.source, Date.now()).lastInsertRowid,
   );
+  onCreated?.(id);
   const insertBlob = db.prepare('INSERT INTO import_blobs (import_id, seq, bytes) VALUES (?, ?, ?)');
   let seq = 0;
   let size = 0;

@@ -86,7 +86,7 @@ export async function writeSnapshot(
     }
     db.pragma(`wal_autocheckpoint = ${autocheckpoint}`);
     layout.finish();
-    return { snapshotId, changes };
+    return { snapshotId, changes, previousId: prev };
   } catch (err) {
     discardSnapshot(db, snapshotId);
     throw err;

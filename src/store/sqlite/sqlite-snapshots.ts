@@ -140,7 +140,11 @@ export function findRecord(db: Database, snapshotId: number, idErp: string): Rec
   return r ? { pos: r.pos, hash: r.hash, actualizadoAt: r.actualizado_at } : null;
 }
 
-/** Grace period before an unpublished snapshot with no live import counts as abandoned. */
+/**
+ * Grace period before an unpublished snapshot counts as abandoned, unless its import is
+ * still being stored or queued (a prepared import, see imports/prepared-import.ts), running,
+ * or awaiting confirmation.
+ */
 const ABANDONED_AFTER_MS = 10 * 60 * 1000;
 
 export function sweepSnapshots(db: Database, supersededBefore: number): number {
@@ -148,7 +152,7 @@ export function sweepSnapshots(db: Database, supersededBefore: number): number {
     .prepare(
       `SELECT id FROM snapshots s WHERE (s.state = 'superseded' AND s.superseded_at < ?)
          OR (s.state IN ('staging', 'staged') AND s.created_at < ? AND NOT EXISTS (
-           SELECT 1 FROM imports i WHERE i.id = s.import_id AND i.status IN ('running', 'awaiting_confirmation')))`,
+           SELECT 1 FROM imports i WHERE i.id = s.import_id AND i.status IN ('receiving', 'queued', 'running', 'awaiting_confirmation')))`,
     )
     .pluck()
     .all(supersededBefore, Date.now() - ABANDONED_AFTER_MS) as number[];

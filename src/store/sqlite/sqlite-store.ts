@@ -32,6 +32,7 @@ import { LiveCache } from '../live-cache.js';
 export class SqliteStore implements Store {
   readonly backend = 'sqlite' as const;
   readonly writerBoundsImport = false;
+  readonly writesWhileStoring = false;
   private readonly db: Database.Database;
   private readonly liveStmt: Database.Statement;
   private readonly live = new LiveCache();
@@ -228,8 +229,9 @@ export class SqliteStore implements Store {
     input: { companyId: number; kind: Kind; filename: string; source: string },
     body: AsyncIterable<Buffer>,
     maxBytes: number,
+    onCreated?: (id: number) => void,
   ): Promise<ImportJob> {
-    return imports.createImport(this.db, input, body, maxBytes);
+    return imports.createImport(this.db, input, body, maxBytes, onCreated);
   }
 
   async copyImport(id: number, source: string): Promise<ImportJob | null> {
