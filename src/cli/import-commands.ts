@@ -48,7 +48,7 @@ export function registerImportCommands(program: Command, ctx: CliContext) {
           // Waiting, the command prepares the import while it stores the file (where the store can).
           queued = await queueLocalFile(
             store,
-            { companyId: company.id, kind, filename: basename(file), source: 'cli', sizeBytes: size, open: () => createReadStream(file) },
+            { companyId: company.id, kind, filename: basename(file), source: 'cli', sizeBytes: size, open: () => createReadStream(file, { highWaterMark: READ_BYTES }) },
             ctx.config.maxUploadBytes,
             { prepare: opts.wait, apply: { onProgress: (rows, bytes) => progress?.reading(rows, bytes) } },
           );
@@ -141,6 +141,14 @@ export function importJson(j: ImportJob) {
     report: j.report,
   };
 }
+
+/**
+ * The file is read 1 MiB at a time, as the stores keep uploads. The parsing thread asks
+ * for the next piece only a couple ahead (upload-thread.ts): with the stream's 64 KiB
+ * pieces it waited on the importing thread, busy writing, and the import of 100,000
+ * customers took 2.81-2.97 s instead of 2.56-2.71 s (PostgreSQL, 5 interleaved rounds).
+ */
+const READ_BYTES = 1024 * 1024;
 
 /**
  * Waits for an import to end, applying queued imports in this process while
