@@ -134,7 +134,8 @@ export class ImportWorker {
    * Claims one live snapshot without gzip segments and makes them (once, for
    * every gzip list page read from it). After publication, so readers never
    * wait for it; false when there was none to make. A failure is reported
-   * and not retried: reads make any segment that is missing.
+   * and not retried until its claim expires (SEGMENT_CLAIM_EXPIRES_MS, as for
+   * a pass whose process died): meanwhile reads make any segment that is missing.
    */
   async segmentOnce(): Promise<boolean> {
     if (this.stopping) return false;
@@ -145,7 +146,10 @@ export class ImportWorker {
       // another process takes the pass up again.
       const stats = await writeChunkSegments(this.store, snapshotId, { shouldStop: () => this.stopping });
       if (!stats.complete) await this.store.releaseSegmentPass(snapshotId);
-      else this.options.events?.segmented?.(snapshotId, stats);
+      else {
+        await this.store.finishSegmentPass(snapshotId);
+        this.options.events?.segmented?.(snapshotId, stats);
+      }
     } catch (err) {
       this.options.events?.error?.(err);
     }

@@ -98,6 +98,14 @@ export interface SnapshotChanges {
   deletedExamples: string[];
 }
 
+/**
+ * A segment pass claimed this long ago and not finished is taken to be dead
+ * (its process was killed) and may be claimed again. Far longer than any pass
+ * takes (a 1 GiB file's, 1.4 million records, takes about a minute); a pass
+ * still alive after it would only write the same segments twice.
+ */
+export const SEGMENT_CLAIM_EXPIRES_MS = 30 * 60 * 1000;
+
 /** Throws unless `spec` hashes as the live snapshot did (`live`): see `Store.nextHashAlgorithm`. */
 export function checkHashAlgorithm(spec: SnapshotSpec, live: string): void {
   if (spec.hashAlgorithm !== live) {
@@ -416,16 +424,18 @@ export interface Store {
    * Claims the segment pass of a live snapshot that has not had one (the
    * oldest), for this process alone among all that share the database, and
    * returns its id; null when none is left. A pass stopped midway is given
-   * back (`releaseSegmentPass`); one whose process died stays claimed, and
-   * reads make up the segments it did not write.
+   * back (`releaseSegmentPass`); one claimed more than SEGMENT_CLAIM_EXPIRES_MS
+   * before `now` and never finished (its process died) may be claimed again.
    *
    * @example
    * const snapshotId = await store.claimSegmentPass();
    * if (snapshotId !== null) await writeChunkSegments(store, snapshotId);
    */
-  claimSegmentPass(): Promise<number | null>;
+  claimSegmentPass(now?: number): Promise<number | null>;
   /** Gives a claimed pass back (it was stopped midway), so that a process makes it again. */
   releaseSegmentPass(snapshotId: number): Promise<void>;
+  /** Marks a claimed pass made whole: it is never claimed again. */
+  finishSegmentPass(snapshotId: number): Promise<void>;
   /** Deletes superseded snapshots older than `supersededBefore` and abandoned staged ones, with their chunks and segments. */
   sweepSnapshots(supersededBefore: number): Promise<number>;
 }

@@ -11,7 +11,7 @@ import { compareUtf8, CURRENT_HASH, hashBody } from '../../src/domain/item-rende
 import type { Kind } from '../../src/domain/kinds.js';
 import { writeRecords } from '../../src/snapshots/write-records.js';
 import { openStore } from '../../src/store/open-store.js';
-import { ConflictError, DuplicateIdError, type ChunkSegment, type SnapshotSpec, type StagedRecord, type Store } from '../../src/store/store.js';
+import { ConflictError, DuplicateIdError, SEGMENT_CLAIM_EXPIRES_MS, type ChunkSegment, type SnapshotSpec, type StagedRecord, type Store } from '../../src/store/store.js';
 import type { StoreFactory } from '../helpers/stores.js';
 
 const T1 = Date.parse('2026-01-10T08:00:00.000Z');
@@ -397,6 +397,26 @@ export function storeSuite(factory: StoreFactory) {
         await second.close();
         await store.discardSnapshot(other.snapshotId);
       }
+    });
+
+    test('a segment pass claimed and never finished (its process died) is claimed again once the claim expires; a finished one never', async () => {
+      const companyId = await company();
+      const drain = async (now?: number) => {
+        const ids: number[] = [];
+        for (let id = await store.claimSegmentPass(now); id !== null; id = await store.claimSegmentPass(now)) ids.push(id);
+        return ids;
+      };
+      const dead = await publish(companyId, T1, [staged('A')]);
+      const done = await publish(companyId, T1, [staged('B')], 'obras');
+      // Other tests' snapshots are claimed (and expire) along with these: only these are looked at.
+      const ours = async (now: number) => (await drain(now)).filter((id) => id === dead.snapshotId || id === done.snapshotId);
+      const later = Date.now() + 2 * SEGMENT_CLAIM_EXPIRES_MS;
+      assert.deepEqual(await ours(later), [dead.snapshotId, done.snapshotId]);
+      await store.finishSegmentPass(done.snapshotId);
+      assert.deepEqual(await ours(later + SEGMENT_CLAIM_EXPIRES_MS - 1), [], 'claimed moments ago');
+      assert.deepEqual(await ours(later + SEGMENT_CLAIM_EXPIRES_MS + 1), [dead.snapshotId], 'the dead pass, again; never the finished one');
+      await store.finishSegmentPass(dead.snapshotId);
+      assert.deepEqual(await ours(later + 10 * SEGMENT_CLAIM_EXPIRES_MS), []);
     });
 
     test('cachedLiveRecord agrees with findLiveRecord whenever it answers, and never answers stale after a publication', async () => {

@@ -160,6 +160,12 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE snapshots ADD COLUMN hash_algorithm TEXT NOT NULL DEFAULT 'md5';
   `,
+  // Segment passes are finished explicitly, so that a claim whose process died can expire
+  // (SEGMENT_CLAIM_EXPIRES_MS). Passes claimed before are taken as finished: most were.
+  `
+  ALTER TABLE snapshots ADD COLUMN segments_done_at BIGINT;
+  UPDATE snapshots SET segments_done_at = segments_claimed_at WHERE segments_claimed_at IS NOT NULL;
+  `,
 ];
 
 /** Applies the migrations not yet recorded, under the migration lock. Idempotent. */

@@ -3,7 +3,7 @@
  * written by a serving process's import worker, after publication, with a
  * binary COPY; read on the request path for gzip list pages.
  */
-import type { ChunkSegment } from '../store.js';
+import { SEGMENT_CLAIM_EXPIRES_MS, type ChunkSegment } from '../store.js';
 import type { Db } from './postgres-connection.js';
 import { copyIn, CopyEncoder } from './postgres-copy.js';
 
@@ -38,11 +38,17 @@ export async function writeSegments(db: Db, snapshotId: number, segments: readon
 export async function claimSegmentPass(db: Db, now: number): Promise<number | null> {
   const row = await db.one<{ id: string }>(
     `UPDATE snapshots SET segments_claimed_at = $1
-     WHERE id = (SELECT id FROM snapshots WHERE state = 'live' AND segments_claimed_at IS NULL ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+     WHERE id = (SELECT id FROM snapshots WHERE state = 'live' AND segments_done_at IS NULL
+                   AND (segments_claimed_at IS NULL OR segments_claimed_at < $2)
+                 ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
      RETURNING id`,
-    [now],
+    [now, now - SEGMENT_CLAIM_EXPIRES_MS],
   );
   return row ? Number(row.id) : null;
+}
+
+export async function finishSegmentPass(db: Db, snapshotId: number): Promise<void> {
+  await db.run(`UPDATE snapshots SET segments_done_at = $2 WHERE id = $1`, [snapshotId, Date.now()]);
 }
 
 export async function releaseSegmentPass(db: Db, snapshotId: number): Promise<void> {

@@ -326,8 +326,12 @@ export class PostgresStore implements Store {
     await segments.releaseSegmentPass(this.db, snapshotId);
   }
 
-  claimSegmentPass() {
-    return segments.claimSegmentPass(this.db, Date.now());
+  finishSegmentPass(snapshotId: number) {
+    return segments.finishSegmentPass(this.db, snapshotId);
+  }
+
+  claimSegmentPass(now = Date.now()) {
+    return segments.claimSegmentPass(this.db, now);
   }
 
   readSegments(snapshotId: number, fromChunk: number, toChunk: number) {

@@ -4,7 +4,7 @@
  * request path for gzip list pages.
  */
 import type { Database } from 'better-sqlite3';
-import type { ChunkSegment } from '../store.js';
+import { SEGMENT_CLAIM_EXPIRES_MS, type ChunkSegment } from '../store.js';
 import { cachedStatement } from './sqlite-statements.js';
 
 export function writeSegments(db: Database, snapshotId: number, segments: readonly ChunkSegment[]): void {
@@ -31,10 +31,16 @@ export function claimSegmentPass(db: Database, now: number): number | null {
   const row = cachedStatement(
     db,
     `UPDATE snapshots SET segments_claimed_at = ?
-     WHERE id = (SELECT id FROM snapshots WHERE state = 'live' AND segments_claimed_at IS NULL ORDER BY id LIMIT 1)
+     WHERE id = (SELECT id FROM snapshots WHERE state = 'live' AND segments_done_at IS NULL
+                   AND (segments_claimed_at IS NULL OR segments_claimed_at < ?)
+                 ORDER BY id LIMIT 1)
      RETURNING id`,
-  ).get(now) as { id: number } | undefined;
+  ).get(now, now - SEGMENT_CLAIM_EXPIRES_MS) as { id: number } | undefined;
   return row?.id ?? null;
+}
+
+export function finishSegmentPass(db: Database, snapshotId: number): void {
+  cachedStatement(db, `UPDATE snapshots SET segments_done_at = ? WHERE id = ?`).run(Date.now(), snapshotId);
 }
 
 export function releaseSegmentPass(db: Database, snapshotId: number): void {

@@ -357,8 +357,12 @@ export class SqliteStore implements Store {
     segments.releaseSegmentPass(this.db, snapshotId);
   }
 
-  async claimSegmentPass() {
-    return segments.claimSegmentPass(this.db, Date.now());
+  async finishSegmentPass(snapshotId: number) {
+    segments.finishSegmentPass(this.db, snapshotId);
+  }
+
+  async claimSegmentPass(now = Date.now()) {
+    return segments.claimSegmentPass(this.db, now);
   }
 
   async readSegments(snapshotId: number, fromChunk: number, toChunk: number) {
