@@ -178,7 +178,7 @@ async function waitForImport(
         return job;
       }
       if (job.status === 'queued') {
-        const ran = await worker.runOnce(prepared ?? undefined);
+        const ran = await worker.runOnce(prepared);
         // Used, or found stale and discarded, once its import is claimed here.
         if (ran?.job.id === queued.id) prepared = null;
         if (ran) continue;

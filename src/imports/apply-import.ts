@@ -53,6 +53,8 @@ interface Progress {
   report: ImportReport;
   warnings: Warnings;
   started: number;
+  /** Raw bytes of the upload read so far. */
+  bytesRead: number;
   /** The file's encoding as the parser ended up reading it. */
   encoding: (() => string) | null;
 }
@@ -61,6 +63,7 @@ function begin(target: ImportTarget): Progress {
   const warnings = new Warnings();
   return {
     started: Date.now(),
+    bytesRead: 0,
     warnings,
     encoding: null,
     report: {
@@ -126,6 +129,7 @@ async function writeImport(
   async function* staged(): AsyncGenerator<StagedRecord[]> {
     for await (const batch of rows.batches()) {
       report.rows_read = batch.rowsRead;
+      progress.bytesRead = batch.bytesRead;
       warnings.items.push(...batch.newWarnings);
       warnings.total = batch.warningsTotal;
       await options.onProgress?.(batch.rowsRead, batch.bytesRead);
@@ -156,8 +160,6 @@ async function conclude(
 ): Promise<ImportReport> {
   const { report } = progress;
   report.status = 'succeeded';
-  // The job's own count, exact at the end (heartbeats are throttled; a prepared import sent none).
-  await store.heartbeatImport(job.id, { rowsRead: report.rows_read, bytesRead: job.sizeBytes });
   const guard = await readGuard(store, job.companyId);
   if (guardTrips(guard, snapshot.changes)) {
     report.status = 'awaiting_confirmation';
@@ -167,11 +169,11 @@ async function conclude(
       min_records: guard.minRecords,
       max_fraction: guard.maxFraction,
     };
-    finish(progress);
+    await finish(store, job, progress);
     await store.holdImport(job.id, snapshot.snapshotId, report);
     return report;
   }
-  finish(progress);
+  await finish(store, job, progress);
   await store.publishSnapshot(snapshot.snapshotId, { importId: job.id, report }, { tombstoneRetentionMs: options.tombstoneRetentionMs });
   return report;
 }
@@ -188,19 +190,25 @@ async function fail(store: Store, job: ImportJob, err: unknown, progress: Progre
     throw err; // not the file's fault: the worker retries the import later
   } else {
     report.error = { code: 'internal_error', message: 'The import failed because of an internal error.', line: null };
-    finish(progress);
+    await finish(store, job, progress);
     await store.failImport(job.id, report.error.message, report);
     throw err;
   }
-  finish(progress);
+  await finish(store, job, progress);
   await store.failImport(job.id, report.error.message, report);
   return report;
 }
 
-function finish({ report, warnings, started, encoding }: Progress) {
+/**
+ * Completes the report, and the job's own count of rows read, exact at the
+ * end however the import ends (heartbeats are throttled; a prepared import
+ * sent none).
+ */
+async function finish(store: Store, job: ImportJob, { report, warnings, started, encoding, bytesRead }: Progress) {
   report.warnings = { count: warnings.total, items: warnings.items };
   report.duration_ms = Date.now() - started;
   if (encoding) report.encoding = encoding();
+  await store.heartbeatImport(job.id, { rowsRead: report.rows_read, bytesRead: report.status === 'failed' ? bytesRead : job.sizeBytes });
 }
 
 /**
@@ -237,9 +245,10 @@ export async function prepareImport(
 
 /**
  * Concludes claimed import `job` with what `prepareImport` wrote for it, if
- * that still stands: the same import, compared with the snapshot that is
- * still live, parsed with the mapping still in force. Otherwise discards the
- * prepared snapshot and returns null: the caller applies `job` as usual.
+ * that still stands: compared with the snapshot that is still live, parsed
+ * with the mapping still in force. Otherwise discards the prepared snapshot
+ * and returns null: the caller applies `job` as usual. `prepared` must be
+ * `job`'s (ImportWorker's `runOnce` keeps another import's for later).
  */
 export async function applyPreparedImport(
   store: Store,
@@ -247,8 +256,8 @@ export async function applyPreparedImport(
   prepared: PreparedImport,
   options: ApplyOptions = {},
 ): Promise<ImportReport | null> {
+  if (job.id !== prepared.importId) throw new Error(`import ${prepared.importId} was prepared, not ${job.id}`);
   const stands =
-    job.id === prepared.importId &&
     (await store.liveSnapshotId(job.companyId, job.kind)) === prepared.snapshot.previousId &&
     sameMapping(await store.getMapping(job.companyId, job.kind), prepared.override);
   if (!stands) {

@@ -108,7 +108,7 @@ export class ImportWorker {
    * When the claimed import is `prepared`'s, it is concluded with what was
    * prepared, if that still stands (apply-import.ts, `applyPreparedImport`).
    */
-  async runOnce(prepared?: PreparedImport): Promise<{ job: ImportJob; report: ImportReport; prepared: boolean } | null> {
+  async runOnce(prepared?: PreparedImport | null): Promise<{ job: ImportJob; report: ImportReport; prepared: boolean } | null> {
     await this.housekeeping();
     const job = await this.store.claimImport(this.id);
     if (!job) return null;

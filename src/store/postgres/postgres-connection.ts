@@ -139,31 +139,22 @@ export class Db extends Queries {
    * rolled back when it throws. `unbounded` lifts the statement timeout, for
    * background work whose statements may legitimately take minutes.
    */
-  async tx<T>(fn: (c: Conn) => Promise<T>, options: { unbounded?: boolean } = {}): Promise<T> {
-    const client = await this.checkOut();
-    const ignore = () => {};
-    client.on('error', ignore);
-    const conn = new Conn(client, options.unbounded ? undefined : QUERY_TIMEOUT_MS);
-    let broken: Error | undefined;
-    try {
-      await conn.run('BEGIN');
-      if (options.unbounded) await conn.run('SET LOCAL statement_timeout = 0');
-      const result = await fn(conn);
-      await conn.run('COMMIT');
-      return result;
-    } catch (err) {
-      if (isUnavailable(err)) broken = err as Error;
-      else {
-        await new Conn(client, QUERY_TIMEOUT_MS).run('ROLLBACK').catch((e: Error) => {
-          broken = e;
-        });
-      }
-      throw toStoreError(err);
-    } finally {
-      client.off('error', ignore);
-      // A connection in an unknown state is destroyed rather than reused.
-      client.release(broken);
-    }
+  tx<T>(fn: (c: Conn) => Promise<T>, options: { unbounded?: boolean } = {}): Promise<T> {
+    return this.withClient(
+      async (client) => {
+        const conn = new Conn(client, options.unbounded ? undefined : QUERY_TIMEOUT_MS);
+        await conn.run('BEGIN');
+        if (options.unbounded) await conn.run('SET LOCAL statement_timeout = 0');
+        const result = await fn(conn);
+        await conn.run('COMMIT');
+        return result;
+      },
+      // A lost connection is broken; otherwise it is usable once rolled back.
+      async (err, client) =>
+        isUnavailable(err)
+          ? (err as Error)
+          : new Conn(client, QUERY_TIMEOUT_MS).run('ROLLBACK').then(() => undefined, (e: Error) => e),
+    );
   }
 
   /**
@@ -171,32 +162,39 @@ export class Db extends Queries {
    * `COPY … TO STDOUT`, which a pooled `query` cannot run. A connection that
    * saw an error is destroyed, since a COPY cut short leaves it mid-stream.
    */
-  async session<T>(fn: (c: Conn) => Promise<T>): Promise<T> {
-    const client = await this.checkOut();
+  session<T>(fn: (c: Conn) => Promise<T>): Promise<T> {
+    return this.withClient((client) => fn(new Conn(client, QUERY_TIMEOUT_MS)), async (err) => err as Error);
+  }
+
+  /**
+   * Runs `use` on a connection of the pool's. While it holds it, it listens
+   * for the connection's 'error': a checked-out client has no listener of the
+   * pool's, and an unhandled 'error' (the server going away mid-transaction)
+   * would end the process. When `use` throws, `brokenBy` says what left the
+   * connection in an unknown state, if anything: it is then destroyed rather
+   * than reused.
+   */
+  private async withClient<T>(
+    use: (client: PoolClient) => Promise<T>,
+    brokenBy: (err: unknown, client: PoolClient) => Promise<Error | undefined>,
+  ): Promise<T> {
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw toStoreError(err);
+    }
     const ignore = () => {};
     client.on('error', ignore);
     let broken: Error | undefined;
     try {
-      return await fn(new Conn(client, QUERY_TIMEOUT_MS));
+      return await use(client);
     } catch (err) {
-      broken = err as Error;
+      broken = await brokenBy(err, client);
       throw toStoreError(err);
     } finally {
       client.off('error', ignore);
       client.release(broken);
-    }
-  }
-
-  /**
-   * A connection of the pool's. Its caller listens for 'error' while it holds
-   * it: a checked-out client has no listener of the pool's, and an unhandled
-   * 'error' (the server going away mid-transaction) would end the process.
-   */
-  private async checkOut(): Promise<PoolClient> {
-    try {
-      return await this.pool.connect();
-    } catch (err) {
-      throw toStoreError(err);
     }
   }
 

@@ -40,11 +40,8 @@ export async function createImport(
   // own: the server compresses and logs each (lz4, WAL) in its own backend, so two go on two cores
   // while the file is read on. One at a time, the server's work was the whole wait.
   const writing = new Set<Promise<void>>();
-  let failure: { err: unknown } | null = null;
-  const settled = async () => {
-    await Promise.all(writing);
-    if (failure) throw failure.err;
-  };
+  // The first error of an insert, thrown where the upload is next read or ends.
+  const failures: unknown[] = [];
   const flush = async () => {
     if (pendingBytes === 0) return;
     const bytes = Buffer.concat(pending, pendingBytes);
@@ -55,13 +52,13 @@ export async function createImport(
       .then(
         () => {},
         (err: unknown) => {
-          failure ??= { err };
+          failures.push(err);
         },
       )
       .finally(() => writing.delete(write));
     writing.add(write);
     if (writing.size >= BLOB_WRITES_IN_FLIGHT) await Promise.race(writing);
-    if (failure) throw failure.err;
+    if (failures.length > 0) throw failures[0];
   };
   try {
     for await (const part of body) {
@@ -72,7 +69,8 @@ export async function createImport(
       if (pendingBytes >= BLOB_BYTES) await flush();
     }
     await flush();
-    await settled();
+    await Promise.all(writing);
+    if (failures.length > 0) throw failures[0];
   } catch (err) {
     // No blob may land after the cleanup below.
     await Promise.all(writing);
