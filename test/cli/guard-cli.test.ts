@@ -78,4 +78,19 @@ for (const backend of ['sqlite', 'postgres'] as const) describe(`mass-deletion g
     assert.match(mirador(['imports', 'acme', 'approve', '1'], env).stderr, /Unknown action/);
     assert.match(mirador(['imports', 'acme', 'confirm'], env).stderr, /needs the import id/);
   });
+
+  test('--no-wait returns once the file is queued, and prepares nothing', async () => {
+    const queued = mirador(['import', 'acme', 'clientes', file('v4.csv', 20), '--no-wait', '--json'], env);
+    assert.equal(queued.code, 0, queued.stderr);
+    assert.equal(queued.json().status, 'queued');
+    assert.equal(mirador(['imports', 'acme', '--json'], env).json()[0].status, 'queued');
+    if (database) {
+      // Preparing is for the command that waits: nothing may be left written and unpublished.
+      const client = new pg.Client({ connectionString: database.url });
+      await client.connect();
+      const { rows } = await client.query(`SELECT count(*)::int AS n FROM snapshots WHERE state IN ('staging', 'staged')`);
+      await client.end();
+      assert.equal(rows[0].n, 0);
+    }
+  });
 });
