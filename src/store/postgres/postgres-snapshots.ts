@@ -37,6 +37,7 @@ import {
   type StagedSnapshot,
 } from '../store.js';
 import type { Conn, Db } from './postgres-connection.js';
+import { recordImportEnd } from './postgres-events.js';
 import { SNAPSHOT_META_COLUMNS, toHashAlgorithm, toSnapshotMeta, type SnapshotRow } from '../row-mappers.js';
 import { copyIn, CopyEncoder } from './postgres-copy.js';
 
@@ -350,8 +351,8 @@ export async function publishSnapshot(
   tombstoneRetentionMs = DEFAULT_TOMBSTONE_RETENTION_MS,
 ) {
   await db.tx(async (c) => {
-    const snap = await c.one<{ company_id: number; kind: Kind; state: string; import_at: number | null }>(
-      'SELECT company_id, kind, state, import_at FROM snapshots WHERE id = $1 FOR UPDATE',
+    const snap = await c.one<{ company_id: number; kind: Kind; state: string; import_at: number | null; public_id: string }>(
+      'SELECT company_id, kind, state, import_at, public_id FROM snapshots WHERE id = $1 FOR UPDATE',
       [snapshotId],
     );
     if (!snap || snap.state !== 'staged') throw new Error(`snapshot ${snapshotId} is not staged`);
@@ -380,6 +381,8 @@ export async function publishSnapshot(
         `UPDATE imports SET status = 'succeeded', finished_at = $1, report = $2, snapshot_id = $3, error = NULL WHERE id = $4`,
         [now, JSON.stringify(finish.report), snapshotId, finish.importId],
       );
+      // The outbox: the event commits with the publication, or neither happens.
+      await recordImportEnd(c, { importId: finish.importId, type: 'import.published', snapshot: snap.public_id, report: finish.report, at: now });
     }
   });
 }
