@@ -25,6 +25,7 @@ import { csrfBinding, CsrfError, loadVisitor, pageContext, sendPage, type PanelD
 import { PanelSessions, resolveSessionSecret } from './panel-session.js';
 import { SignInThrottle } from './sign-in-throttle.js';
 import { registerUploadApi } from './upload-api.js';
+import { registerWebhookRoutes } from './webhook-routes.js';
 import { errorPage } from './views/error-page.js';
 
 export interface PanelOptions {
@@ -158,6 +159,7 @@ export async function panelPlugin(app: FastifyInstance, options: PanelOptions) {
   registerImportRoutes(app, deps);
   registerMappingRoutes(app, deps);
   registerCredentialRoutes(app, deps);
+  registerWebhookRoutes(app, deps);
   await app.register(async (api) => registerUploadApi(api, deps));
 }
 

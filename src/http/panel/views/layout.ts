@@ -18,7 +18,7 @@ export interface PageContext {
   assets: { css: string; js: string };
 }
 
-export type Section = 'overview' | 'keys' | 'tokens' | 'help' | null;
+export type Section = 'overview' | 'keys' | 'tokens' | 'webhooks' | 'help' | null;
 
 export interface PageOptions {
   title: string;
@@ -40,6 +40,7 @@ function nav(ctx: PageContext, section: Section): SafeHtml {
     ${link('/panel', t('navOverview'), 'overview')}
     ${link('/panel/keys', t('navKeys'), 'keys')}
     ${link('/panel/tokens', t('navTokens'), 'tokens')}
+    ${link('/panel/webhooks', t('navWebhooks'), 'webhooks')}
     ${link('/panel/help', t('navHelp'), 'help')}
   </ul></nav>`;
 }

@@ -1,0 +1,121 @@
+/**
+ * Webhook endpoints in the panel: list and create (the secret answered in
+ * the page itself, once), one endpoint's page, enable/disable, delete with a
+ * confirmation page, "send a test event" and "send again". Every route finds
+ * the endpoint through the visitor's company: another company's endpoint or
+ * delivery is answered like an unknown one. Deliveries are only queued here;
+ * the delivery loop sends them (never on the request path).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { WebhookEndpoint } from '../../store/events.js';
+import { checkEndpointUrl, InvalidEndpointUrlError } from '../../webhooks/endpoint-url.js';
+import { parseEventTypes, testEvent, UnknownEventTypeError } from '../../webhooks/test-event.js';
+import { generateWebhookSecret } from '../../webhooks/webhook-secret.js';
+import { ApiError } from '../errors.js';
+import { admin, pageContext, sendPage, type PanelDeps } from './panel-context.js';
+import { deletePage, endpointPage, WEBHOOKS_PATH, webhooksPage, type WebhooksView } from './views/webhooks-page.js';
+import { webhookWords } from './views/webhook-words.js';
+
+const ATTEMPTS_SHOWN = 100;
+const NOTICES = ['test', 'resent', 'disabled', 'enabled'] as const;
+
+export function registerWebhookRoutes(app: FastifyInstance, deps: PanelDeps) {
+  const { store } = deps;
+  const rules = deps.config.webhooks;
+
+  async function ownEndpoint(request: FastifyRequest): Promise<WebhookEndpoint> {
+    const { company } = admin(request);
+    const raw = (request.params as { id: string }).id;
+    const endpoint = /^[1-9][0-9]{0,15}$/.test(raw) ? await store.webhookEndpointById(Number(raw)) : null;
+    if (!endpoint || endpoint.companyId !== company.id) throw new ApiError('not_found', 'There is no such webhook endpoint.');
+    return endpoint;
+  }
+
+  async function listPage(request: FastifyRequest, reply: FastifyReply, view: Omit<WebhooksView, 'endpoints' | 'allowHttp'>, status = 200) {
+    const { company } = admin(request);
+    const endpoints = await store.listWebhookEndpoints(company.id);
+    return sendPage(reply, webhooksPage(pageContext(request, reply, deps), { ...view, endpoints, allowHttp: rules.allowHttp }), status);
+  }
+
+  app.get('/webhooks', async (request, reply) => {
+    const w = webhookWords(request.panel!.lang);
+    const deleted = (request.query as { deleted?: string }).deleted;
+    const notice = deleted && /^\d{1,16}$/.test(deleted) ? { text: w.deletedNotice.replace('{id}', deleted), kind: 'success' as const } : null;
+    return listPage(request, reply, { created: null, notice });
+  });
+
+  // Answers the page itself rather than redirecting: the secret must not travel in a URL or a cookie.
+  app.post('/webhooks', async (request, reply) => {
+    const { company } = admin(request);
+    const w = webhookWords(request.panel!.lang);
+    const form = (request.body ?? {}) as Record<string, unknown>;
+    const rawUrl = typeof form.url === 'string' ? form.url : '';
+    const rawEvents = Array.isArray(form.events) ? form.events.filter((x): x is string => typeof x === 'string') : typeof form.events === 'string' ? [form.events] : [];
+    let url: string;
+    let eventTypes;
+    try {
+      url = checkEndpointUrl(rawUrl, rules);
+      eventTypes = parseEventTypes(rawEvents);
+    } catch (err) {
+      if (!(err instanceof InvalidEndpointUrlError || err instanceof UnknownEventTypeError)) throw err;
+      const notice = { text: w.notAdded.replace('{reason}', err.message), kind: 'error' as const };
+      return listPage(request, reply, { created: null, notice, form: { url: rawUrl.slice(0, 2048), events: rawEvents } }, 400);
+    }
+    const secret = generateWebhookSecret();
+    const endpoint = await store.createWebhookEndpoint({ companyId: company.id, url, eventTypes, secret });
+    request.log.info({ company: company.id, endpoint: endpoint.id }, 'panel webhook endpoint created');
+    return listPage(request, reply, { created: { endpoint, secret }, notice: null }, 201);
+  });
+
+  app.get('/webhooks/:id', async (request, reply) => {
+    const endpoint = await ownEndpoint(request);
+    const w = webhookWords(request.panel!.lang);
+    const done = (request.query as { done?: string }).done;
+    const text: Record<(typeof NOTICES)[number], string> = {
+      test: w.testQueued,
+      resent: w.resendQueued,
+      disabled: w.disabledNotice,
+      enabled: w.enabledNotice,
+    };
+    const notice = NOTICES.includes(done as (typeof NOTICES)[number]) ? { text: text[done as (typeof NOTICES)[number]], kind: 'success' as const } : null;
+    const [deliveries, attempts] = await Promise.all([store.listDeliveries(endpoint.id, 500), store.listAttempts(endpoint.id, ATTEMPTS_SHOWN)]);
+    return sendPage(reply, endpointPage(pageContext(request, reply, deps), { endpoint, deliveries, attempts, notice }));
+  });
+
+  for (const enabled of [true, false]) {
+    app.post(`/webhooks/:id/${enabled ? 'enable' : 'disable'}`, async (request, reply) => {
+      const endpoint = await ownEndpoint(request);
+      await store.setWebhookEndpointEnabled(endpoint.id, enabled);
+      request.log.info({ company: endpoint.companyId, endpoint: endpoint.id, enabled }, 'panel webhook endpoint changed');
+      return reply.redirect(`${WEBHOOKS_PATH}/${endpoint.id}?done=${enabled ? 'enabled' : 'disabled'}`, 303);
+    });
+  }
+
+  app.post('/webhooks/:id/test', async (request, reply) => {
+    const endpoint = await ownEndpoint(request);
+    await store.queueDelivery(endpoint.id, testEvent());
+    return reply.redirect(`${WEBHOOKS_PATH}/${endpoint.id}?done=test`, 303);
+  });
+
+  app.post('/webhooks/:id/deliveries/:delivery/resend', async (request, reply) => {
+    const endpoint = await ownEndpoint(request);
+    const raw = (request.params as { delivery: string }).delivery;
+    const delivery = /^[1-9][0-9]{0,15}$/.test(raw) ? await store.deliveryById(Number(raw)) : null;
+    if (!delivery || delivery.endpointId !== endpoint.id) throw new ApiError('not_found', 'There is no such delivery.');
+    await store.redeliver(delivery.id);
+    return reply.redirect(`${WEBHOOKS_PATH}/${endpoint.id}?done=resent`, 303);
+  });
+
+  // The confirmation step: a page of its own, so it works without the script and from the keyboard.
+  app.get('/webhooks/:id/delete', async (request, reply) => {
+    const endpoint = await ownEndpoint(request);
+    return sendPage(reply, deletePage(pageContext(request, reply, deps), endpoint));
+  });
+
+  app.post('/webhooks/:id/delete', async (request, reply) => {
+    const endpoint = await ownEndpoint(request);
+    await store.deleteWebhookEndpoint(endpoint.id);
+    request.log.info({ company: endpoint.companyId, endpoint: endpoint.id }, 'panel webhook endpoint deleted');
+    return reply.redirect(`${WEBHOOKS_PATH}?deleted=${endpoint.id}`, 303);
+  });
+}
