@@ -2,9 +2,20 @@
  * Checking Mirador's webhook deliveries (contract §7). Each delivery is a
  * `POST` whose `Mirador-Signature` header is `t=<unix seconds>,v1=<hex
  * HMAC-SHA256(secret, "<t>.<raw body>")>`, keyed with the endpoint's whole
- * secret (`whsec_…`). Node only (it uses `node:crypto`): a receiver runs on a server.
+ * secret (`whsec_…`). A receiver runs on a server: this needs Node's crypto
+ * (Node 20.16+, Deno, Bun), loaded when first called so that importing the
+ * client stays free of it in a browser.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+type NodeCrypto = typeof import('node:crypto');
+
+let nodeCrypto: NodeCrypto | undefined;
+function crypto(): NodeCrypto {
+  nodeCrypto ??= (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:crypto') as
+    | NodeCrypto
+    | undefined;
+  if (!nodeCrypto) throw new Error('verifyWebhook needs node:crypto (Node 20.16 or later, Deno or Bun): receive webhooks on a server.');
+  return nodeCrypto;
+}
 
 /** Why a delivery was refused; `reason` is stable, for branching. */
 export type WebhookVerificationReason = 'missing_signature' | 'malformed_signature' | 'timestamp_out_of_tolerance' | 'signature_mismatch' | 'invalid_body';
@@ -94,6 +105,7 @@ export function verifyWebhook(
     );
   }
   const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
+  const { createHmac, timingSafeEqual } = crypto();
   const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${t}.`, 'utf8').update(body).digest();
   // timingSafeEqual over equal lengths (every candidate is 32 bytes): no early exit reveals how much matched.
   if (!signatures.some((s) => timingSafeEqual(s, expected))) {
