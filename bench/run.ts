@@ -11,6 +11,7 @@
  *   npm run bench -- memory            peak RSS importing a 1 GiB file
  *   npm run bench -- soak              10 minutes of mixed load while imports land (--minutes N)
  *   npm run bench -- offset-latency    median latency of limit=100 at offset 0 and at the end (issue 2)
+ *   npm run bench -- webhooks          events delivered per second, import end → delivery delay (issue 19)
  *   npm run bench -- quick             api, import and workers on 10,000 customers, short rounds
  *
  * Options: --customers N, --rounds N, --seconds N, --connections N,
@@ -34,6 +35,7 @@ import { memoryBench } from './memory-bench.js';
 import { soak } from './soak.js';
 import { Report } from './report.js';
 import { workersBench } from './workers-bench.js';
+import { webhooksBench } from './webhooks-bench.js';
 
 interface Subcommand {
   describe: string;
@@ -83,6 +85,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   // Not in "all": it runs for 10 minutes on its own.
   soak: { describe: 'mixed load for 10 minutes while imports land (--minutes N)', run: () => soak() },
   'offset-latency': { describe: 'median latency of a page at offset 0 and at the end (issue 2)', run: (ctx) => offsetLatency(ctx) },
+  webhooks: { describe: 'events delivered per second; import end → delivery delay (issue 19)', run: (ctx) => webhooksBench(ctx) },
 };
 
 /** bench/offset-latency.ts is a script of its own (in-process server, sequential requests): run it as one. */
