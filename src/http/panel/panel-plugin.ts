@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -41,6 +42,11 @@ function assetsDir(): string {
     if (existsSync(`${dir}panel.js`)) return dir;
   }
   throw new Error('The panel assets (src/http/panel/assets) are missing.');
+}
+
+/** Inter's Latin subset (variable weight), from the npm package's files. */
+function interFontPath(): string {
+  return createRequire(import.meta.url).resolve('@fontsource-variable/inter/files/inter-latin-wght-normal.woff2');
 }
 
 /** `?v=<hash of the content>`: browsers may cache an asset until the file changes. */
@@ -103,6 +109,12 @@ export async function panelPlugin(app: FastifyInstance, options: PanelOptions) {
     wildcard: false,
     maxAge: 3600_000,
   });
+
+  // The panel's typeface, from npm (@fontsource-variable/inter): never a font CDN.
+  const font = readFileSync(interFontPath());
+  app.get('/assets/inter-latin.woff2', { config: { panelAccess: 'public' } }, async (_request, reply) =>
+    reply.header('Content-Type', 'font/woff2').header('Cache-Control', 'public, max-age=31536000, immutable').send(font),
+  );
 
   app.decorateRequest('panel', null);
 
