@@ -141,6 +141,14 @@ describe('panel in Chromium', { skip: browserSkip(), timeout: 180_000 }, () => {
     await noProblems('key-created');
     assert.equal((await request(`${server.baseUrl}/v1/articulos?limit=1`, { headers: bearer(key) })).status, 200);
 
+    // F5 on the page that showed it (the POST redirected there): nothing is created, nothing shown again.
+    const keysBefore = (await store.listCredentials(admin.company.id, 'read')).length;
+    await page.reload();
+    await page.waitForSelector('#gone-title');
+    assert.equal(await page.locator('#new-secret').count(), 0, 'the value is not shown again');
+    assert.equal((await page.content()).includes(key), false);
+    assert.equal((await store.listCredentials(admin.company.id, 'read')).length, keysBefore, 'a refresh creates no key');
+
     await page.goto(`${server.baseUrl}/panel/keys`);
     const prefix = key.slice(4, 12);
     await page.click(`a[href="/panel/keys/${prefix}/revoke"]`);

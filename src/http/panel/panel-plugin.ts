@@ -24,9 +24,11 @@ import { registerImportRoutes } from './import-routes.js';
 import { registerMappingRoutes } from './mapping-routes.js';
 import { csrfBinding, CsrfError, loadVisitor, pageContext, sendPage, type PanelDeps } from './panel-context.js';
 import { PanelSessions, resolveSessionSecret } from './panel-session.js';
+import { SecretReveals } from './secret-reveal.js';
 import { SignInThrottle } from './sign-in-throttle.js';
 import { registerUploadApi } from './upload-api.js';
 import { errorPage } from './views/error-page.js';
+import { MARK_SVG } from './views/mark.js';
 
 export interface PanelOptions {
   config: Config;
@@ -69,6 +71,7 @@ export async function panelPlugin(app: FastifyInstance, options: PanelOptions) {
     store,
     credentials: options.credentials,
     sessions: new PanelSessions(secret, config.publicBaseUrl),
+    reveals: new SecretReveals(secret),
     throttle: new SignInThrottle(),
     onImportQueued: options.onImportQueued ?? (() => {}),
     assets: { css: versioned(dir, 'panel.css'), js: versioned(dir, 'panel.js') },
@@ -114,6 +117,10 @@ export async function panelPlugin(app: FastifyInstance, options: PanelOptions) {
   const font = readFileSync(interFontPath());
   app.get('/assets/inter-latin.woff2', { config: { panelAccess: 'public' } }, async (_request, reply) =>
     reply.header('Content-Type', 'font/woff2').header('Cache-Control', 'public, max-age=31536000, immutable').send(font),
+  );
+
+  app.get('/assets/mark.svg', { config: { panelAccess: 'public' } }, async (_request, reply) =>
+    reply.header('Content-Type', 'image/svg+xml').header('Cache-Control', 'public, max-age=86400').send(MARK_SVG),
   );
 
   app.decorateRequest('panel', null);

@@ -6,6 +6,7 @@
 import { html, type SafeHtml } from '../html.js';
 import type { Lang, Translate } from '../i18n.js';
 import { icon, type IconName } from './icons.js';
+import { mark } from './mark.js';
 
 export interface PageContext {
   lang: Lang;
@@ -80,7 +81,7 @@ export function page(ctx: PageContext, options: PageOptions): SafeHtml {
 <a class="skip" href="#main">${t('skipToContent')}</a>
 <header class="top">
   <div class="top-row">
-    <a class="brand" href="/panel"><img class="mark" src="/panel/assets/mark.svg" alt="" width="28" height="28">Mirador</a>
+    <a class="brand" href="/panel">${mark()}Mirador</a>
     ${languageForm(ctx)}
     ${account}
   </div>
