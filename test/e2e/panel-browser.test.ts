@@ -91,16 +91,23 @@ describe('panel in Chromium', { skip: browserSkip(), timeout: 180_000 }, () => {
     const cdp = await context.newCDPSession(page);
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 256 * 1024 });
     await page.setInputFiles('#file', fileURLToPath(new URL('articulos.csv', SAMPLES)));
+    // The drop zone names the chosen file and its size, in the page's language.
+    assert.match(await page.textContent('[data-drop-file]') ?? '', /^Elegido: articulos\.csv \(\d+(,\d)? KB\)$/);
     await page.click('#upload-form button[type=submit]');
+    await page.waitForSelector('[data-step="upload"][data-state="active"]');
     await page.waitForFunction(() => {
-      const bar = (globalThis as any).document.getElementById('upload-progress');
+      const bar = (globalThis as any).document.getElementById('import-progress');
       return bar && bar.value > 0 && bar.value < 100;
     });
     await page.waitForSelector('#import-status:has-text("En cola")');
-    assert.equal(await page.textContent('#upload-status'), 'Archivo recibido.');
+    assert.equal(await page.getAttribute('[data-step="upload"]', 'data-state'), 'done');
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
     await screenshot(page, 'upload-queued');
     server.resumeImports();
+    await page.waitForSelector('[data-step="publish"][data-state="done"]');
+    assert.match(await page.textContent('[data-step-count="read"]') ?? '', /^300 filas$/);
+    assert.match(await page.textContent('[data-step-count="publish"]') ?? '', /^300 nuevos, 0 modificados, 0 eliminados$/);
+    await page.click('#report-link');
     await page.waitForURL(/\/panel\/imports\/\d+#report$/);
     await page.waitForSelector('#report');
     assert.match(await page.textContent('#report') ?? '', /Filas leídas\s*300/);
