@@ -42,14 +42,14 @@ function listTable(ctx: PageContext, v: CredentialsView): SafeHtml {
   const caption = isKey ? t('keysList') : t('tokensList');
   const rows = v.credentials.map(
     (c) => html`<tr>
-  <td><code>${c.prefix}</code></td>
-  <td class="wrap">${c.label ?? ''}</td>
-  <td>${time(lang, t, c.createdAt, 'short')}</td>
-  <td>${time(lang, t, c.lastUsedAt, 'short')}</td>
-  <td>${c.revokedAt
+  <td data-label="${t('prefix')}"><code>${c.prefix}</code></td>
+  <td data-label="${t('label')}" class="wrap">${c.label ?? ''}</td>
+  <td data-label="${t('created')}">${time(lang, t, c.createdAt, 'short')}</td>
+  <td data-label="${t('lastUsed')}">${time(lang, t, c.lastUsedAt, 'short')}</td>
+  <td data-label="${t('status')}">${c.revokedAt
     ? html`<span class="badge badge-bad">${isKey ? t('revoked') : t('revokedToken')}</span> <span class="when">${time(lang, t, c.revokedAt, 'short')}</span>`
     : html`<span class="badge badge-ok">${isKey ? t('active') : t('activeToken')}</span>`}</td>
-  <td>${c.revokedAt
+  <td data-label="${t('actions')}">${c.revokedAt
     ? ''
     : html`<a href="${CREDENTIAL_PATH[v.scope]}/${c.prefix}/revoke">${t('revoke')}<span class="visually-hidden"> ${c.prefix}</span></a>`}</td>
 </tr>`,

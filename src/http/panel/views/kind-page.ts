@@ -3,7 +3,7 @@ import { KIND_SPECS, type Kind } from '../../../domain/kinds.js';
 import type { ImportJob } from '../../../store/store.js';
 import { html, type SafeHtml } from '../html.js';
 import { kindLabel, type Translate } from '../i18n.js';
-import { formatBytes, formatNumber, scrollTable, sourceLabel, statusBadge, time } from './format.js';
+import { formatBytes, formatNumber, formatPrice, scrollTable, sourceLabel, statusBadge, time } from './format.js';
 import { icon } from './icons.js';
 import { csrfField, page, type PageContext } from './layout.js';
 
@@ -48,12 +48,12 @@ export function historyTable(ctx: PageContext, jobs: ImportJob[], caption: strin
   const { t, lang } = ctx;
   const rows = jobs.map(
     (j) => html`<tr>
-  <td><a href="/panel/imports/${j.id}">${j.id}</a></td>
-  <td>${time(lang, t, j.createdAt, 'short')}</td>
-  <td class="wrap">${j.filename}</td>
-  <td>${sourceLabel(j.source)}</td>
-  <td>${statusBadge(t, j.status)}</td>
-  <td class="num">${formatNumber(lang, j.rowsRead)}</td>
+  <td data-label="${t('importNumber')}"><a href="/panel/imports/${j.id}">${j.id}</a></td>
+  <td data-label="${t('date')}">${time(lang, t, j.createdAt, 'short')}</td>
+  <td data-label="${t('file')}" class="wrap">${j.filename}</td>
+  <td data-label="${t('source')}">${sourceLabel(j.source)}</td>
+  <td data-label="${t('status')}">${statusBadge(t, j.status)}</td>
+  <td data-label="${t('rows')}" class="num">${formatNumber(lang, j.rowsRead)}</td>
 </tr>`,
   );
   return scrollTable(
@@ -71,7 +71,9 @@ export function historyTable(ctx: PageContext, jobs: ImportJob[], caption: strin
 function previewTable(ctx: PageContext, kind: Kind, preview: Preview): SafeHtml {
   const { t, lang } = ctx;
   const fields = KIND_SPECS[kind].fields.map((f) => f.name);
-  const cell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'number' ? formatNumber(lang, v) : String(v));
+  // Prices keep their decimals (719,30, not 719,3).
+  const cell = (field: string, v: unknown) =>
+    v === null || v === undefined ? '' : typeof v === 'number' ? (field === 'precio' ? formatPrice(lang, v) : formatNumber(lang, v)) : String(v);
   return html`<section aria-labelledby="preview-title">
 <h2 id="preview-title">${t('previewTitle')}</h2>
 <p>${t('previewIntro', { shown: preview.items.length, count: formatNumber(lang, preview.count) })}</p>
@@ -80,7 +82,7 @@ ${scrollTable(
   t('previewTitle'),
   html`<table class="preview">
 <thead><tr>${fields.map((f) => html`<th scope="col">${f}</th>`)}</tr></thead>
-<tbody>${preview.items.map((item) => html`<tr>${fields.map((f) => html`<td class="wrap">${cell(item[f])}</td>`)}</tr>`)}</tbody>
+<tbody>${preview.items.map((item) => html`<tr>${fields.map((f) => html`<td data-label="${f}" class="wrap">${cell(f, item[f])}</td>`)}</tr>`)}</tbody>
 </table>`,
 )}
 </section>`;
