@@ -63,10 +63,16 @@ describe('webhooks in the panel', () => {
     assert.equal((await store.listWebhookEndpoints(aCompanyId)).length, 0, 'nothing was created');
 
     const created = await create(a, 'https://hooks.example.com/mirador', ['import.failed', 'import.published']);
-    assert.equal(created.status, 201);
-    const secret = /value="(whsec_[0-9A-Za-z]+)"/.exec(created.text)?.[1];
+    assert.equal(created.status, 303, 'POST-redirect-GET: a refresh creates nothing');
+    assert.match(created.location ?? '', /^\/panel\/webhooks\/\d+\/created$/);
+    const shown = await a.get(created.location!);
+    const secret = /value="(whsec_[0-9A-Za-z]+)"/.exec(shown.text)?.[1];
     assert.ok(secret, 'the secret is in the page');
-    assert.match(created.text, /data-copy="new-secret"/);
+    assert.match(shown.text, /data-copy="new-secret"/);
+    const again = await a.get(created.location!);
+    assert.equal(again.status, 200);
+    assert.ok(!again.text.includes(secret), 'shown once: a refresh finds it gone');
+    assert.match(again.text, /solo se muestra una vez/);
     const [endpoint] = await store.listWebhookEndpoints(aCompanyId);
     assert.equal(endpoint!.secret, secret);
     assert.deepEqual(endpoint!.eventTypes, ['import.failed', 'import.published']);

@@ -13,10 +13,13 @@ import { parseEventTypes, testEvent, UnknownEventTypeError } from '../../webhook
 import { generateWebhookSecret } from '../../webhooks/webhook-secret.js';
 import { ApiError } from '../errors.js';
 import { admin, pageContext, sendPage, type PanelDeps } from './panel-context.js';
-import { deletePage, endpointPage, WEBHOOKS_PATH, webhooksPage, type WebhooksView } from './views/webhooks-page.js';
+import { REVEAL_COOKIE, REVEAL_MAX_AGE_S } from './secret-reveal.js';
+import { createdPage, deletePage, endpointPage, WEBHOOKS_PATH, webhooksPage, type WebhooksView } from './views/webhooks-page.js';
 import { webhookWords } from './views/webhook-words.js';
 
 const ATTEMPTS_SHOWN = 100;
+/** What a sealed reveal is bound to (keys use their prefix): never a key prefix, which has 8 characters of a-z0-9. */
+const revealId = (endpointId: number) => `webhook:${endpointId}`;
 const NOTICES = ['test', 'resent', 'disabled', 'enabled'] as const;
 
 export function registerWebhookRoutes(app: FastifyInstance, deps: PanelDeps) {
@@ -41,12 +44,13 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PanelDeps) {
     const w = webhookWords(request.panel!.lang);
     const deleted = (request.query as { deleted?: string }).deleted;
     const notice = deleted && /^\d{1,16}$/.test(deleted) ? { text: w.deletedNotice.replace('{id}', deleted), kind: 'success' as const } : null;
-    return listPage(request, reply, { created: null, notice });
+    return listPage(request, reply, { notice });
   });
 
-  // Answers the page itself rather than redirecting: the secret must not travel in a URL or a cookie.
+  // POST-redirect-GET, as for keys: the secret travels sealed to the page the POST redirects to,
+  // which shows it once (secret-reveal.ts); a refresh creates nothing and shows it no more.
   app.post('/webhooks', async (request, reply) => {
-    const { company } = admin(request);
+    const { company, user } = admin(request);
     const w = webhookWords(request.panel!.lang);
     const form = (request.body ?? {}) as Record<string, unknown>;
     const rawUrl = typeof form.url === 'string' ? form.url : '';
@@ -59,12 +63,22 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PanelDeps) {
     } catch (err) {
       if (!(err instanceof InvalidEndpointUrlError || err instanceof UnknownEventTypeError)) throw err;
       const notice = { text: w.notAdded.replace('{reason}', err.message), kind: 'error' as const };
-      return listPage(request, reply, { created: null, notice, form: { url: rawUrl.slice(0, 2048), events: rawEvents } }, 400);
+      return listPage(request, reply, { notice, form: { url: rawUrl.slice(0, 2048), events: rawEvents } }, 400);
     }
     const secret = generateWebhookSecret();
     const endpoint = await store.createWebhookEndpoint({ companyId: company.id, url, eventTypes, secret });
     request.log.info({ company: company.id, endpoint: endpoint.id }, 'panel webhook endpoint created');
-    return listPage(request, reply, { created: { endpoint, secret }, notice: null }, 201);
+    const sealed = deps.reveals.seal({ userId: user.id, prefix: revealId(endpoint.id), secret });
+    reply.setCookie(REVEAL_COOKIE, sealed, { ...deps.sessions.cookieOptions(request, REVEAL_MAX_AGE_S), signed: false });
+    return reply.redirect(`${WEBHOOKS_PATH}/${endpoint.id}/created`, 303);
+  });
+
+  app.get('/webhooks/:id/created', async (request, reply) => {
+    const endpoint = await ownEndpoint(request);
+    const { user } = admin(request);
+    const secret = deps.reveals.open(request.cookies[REVEAL_COOKIE], user.id, revealId(endpoint.id));
+    reply.clearCookie(REVEAL_COOKIE, { path: '/panel' });
+    return sendPage(reply, createdPage(pageContext(request, reply, deps), endpoint, secret));
   });
 
   app.get('/webhooks/:id', async (request, reply) => {

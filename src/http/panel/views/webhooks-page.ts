@@ -8,6 +8,7 @@ import { EVENT_TYPES, type WebhookAttempt, type WebhookDelivery, type WebhookEnd
 import { html, type SafeHtml } from '../html.js';
 import { copyable } from './credentials-page.js';
 import { formatDuration, scrollTable, time } from './format.js';
+import { icon } from './icons.js';
 import { csrfField, page, type PageContext } from './layout.js';
 import { webhookWords, type WebhookWords } from './webhook-words.js';
 
@@ -24,7 +25,6 @@ function eventsText(w: WebhookWords, e: WebhookEndpoint): string {
 
 export interface WebhooksView {
   endpoints: WebhookEndpoint[];
-  created: { endpoint: WebhookEndpoint; secret: string } | null;
   notice: { text: string; kind: 'success' | 'error' } | null;
   /** What the create form held, when it is shown again with an error. */
   form?: { url: string; events: string[] };
@@ -34,22 +34,14 @@ export interface WebhooksView {
 export function webhooksPage(ctx: PageContext, v: WebhooksView): SafeHtml {
   const { t, lang } = ctx;
   const w = webhookWords(lang);
-  const created = v.created
-    ? html`<section class="card created" aria-labelledby="created-title">
-  <h2 id="created-title">${w.createdTitle.replace('{id}', String(v.created.endpoint.id))}</h2>
-  <p>${w.secretOnce}</p>
-  ${copyable(t, 'new-secret', w.secretLabel, v.created.secret)}
-  <p><a href="${WEBHOOKS_PATH}/${v.created.endpoint.id}">${w.openEndpoint}</a></p>
-</section>`
-    : '';
   const checked = (type: string) => (v.form?.events ?? []).includes(type);
   const rows = v.endpoints.map(
     (e) => html`<tr>
-  <td class="wrap"><a href="${WEBHOOKS_PATH}/${e.id}"><code>${e.url}</code></a></td>
-  <td class="wrap">${eventsText(w, e)}</td>
-  <td>${statusBadge(w, e)}</td>
-  <td>${time(lang, t, e.createdAt, 'short')}</td>
-  <td>${time(lang, t, e.lastSuccessAt, 'short')}</td>
+  <td data-label="URL" class="wrap"><a href="${WEBHOOKS_PATH}/${e.id}"><code>${e.url}</code></a></td>
+  <td data-label="${w.events}" class="wrap">${eventsText(w, e)}</td>
+  <td data-label="${t('status')}">${statusBadge(w, e)}</td>
+  <td data-label="${t('created')}">${time(lang, t, e.createdAt, 'short')}</td>
+  <td data-label="${w.lastDelivered}">${time(lang, t, e.lastSuccessAt, 'short')}</td>
 </tr>`,
   );
   const list =
@@ -66,7 +58,6 @@ export function webhooksPage(ctx: PageContext, v: WebhooksView): SafeHtml {
 </table>`,
         );
   const body = html`<p>${w.intro}</p>
-${created}
 <section class="card" aria-labelledby="create-title">
   <h2 id="create-title">${w.createTitle}</h2>
   <form class="form" method="post" action="${WEBHOOKS_PATH}">
@@ -121,13 +112,13 @@ export function endpointPage(ctx: PageContext, v: EndpointView): SafeHtml {
   const attemptRows = v.attempts.map((a) => {
     const d = byDelivery.get(a.deliveryId);
     return html`<tr>
-  <td>${time(lang, t, a.at, 'long')}</td>
-  <td><code>${a.eventId}</code><br><span class="hint">${a.eventType}</span></td>
-  <td>${a.ok ? html`<span class="badge badge-ok">${a.statusCode ?? ''}</span>` : html`<span class="badge badge-bad">${a.statusCode === null ? w.noAnswer : String(a.statusCode)}</span>`}</td>
-  <td>${formatDuration(lang, a.durationMs)}</td>
-  <td class="wrap">${a.error ?? ''}</td>
-  <td>${deliveryStatus(w, d)}</td>
-  <td><form method="post" action="${base}/deliveries/${a.deliveryId}/resend">${csrfField(ctx)}<button type="submit">${w.sendAgain}<span class="visually-hidden"> ${a.eventId}</span></button></form></td>
+  <td data-label="${w.time}">${time(lang, t, a.at, 'long')}</td>
+  <td data-label="${w.event}"><code>${a.eventId}</code><br><span class="hint">${a.eventType}</span></td>
+  <td data-label="${w.httpStatus}">${a.ok ? html`<span class="badge badge-ok">${a.statusCode ?? ''}</span>` : html`<span class="badge badge-bad">${a.statusCode === null ? w.noAnswer : String(a.statusCode)}</span>`}</td>
+  <td data-label="${t('duration')}">${formatDuration(lang, a.durationMs)}</td>
+  <td data-label="${w.error}" class="wrap">${a.error ?? ''}</td>
+  <td data-label="${w.delivery}">${deliveryStatus(w, d)}</td>
+  <td data-label="${t('actions')}"><form method="post" action="${base}/deliveries/${a.deliveryId}/resend">${csrfField(ctx)}<button type="submit">${w.sendAgain}<span class="visually-hidden"> ${a.eventId}</span></button></form></td>
 </tr>`;
   });
   const attempts =
@@ -164,6 +155,27 @@ export function endpointPage(ctx: PageContext, v: EndpointView): SafeHtml {
   ${attempts}
 </section>`;
   return page(ctx, { title: w.endpointTitle.replace('{id}', String(e.id)), section: 'webhooks', body, notice: v.notice });
+}
+
+/** After creation (POST-redirect-GET): the signing secret, once; a refresh finds it gone. */
+export function createdPage(ctx: PageContext, e: WebhookEndpoint, secret: string | null): SafeHtml {
+  const { t } = ctx;
+  const w = webhookWords(ctx.lang);
+  const base = `${WEBHOOKS_PATH}/${e.id}`;
+  const body = secret
+    ? html`<section class="card secret" aria-labelledby="secret-title">
+  <h2 id="secret-title">${icon('triangle-alert')} ${t('secretShownOnce')}</h2>
+  <p>${w.secretOnce}</p>
+  <p class="wrap"><code>${e.url}</code></p>
+  ${copyable(t, 'new-secret', w.secretLabel, secret)}
+  <p class="actions"><a class="button primary" href="${base}">${icon('circle-check')}${w.secretSaved}</a></p>
+</section>`
+    : html`<section class="card" aria-labelledby="gone-title">
+  <h2 id="gone-title">${t('secretGoneTitle')}</h2>
+  <p>${w.secretGone}</p>
+  <p class="actions"><a class="button" href="${base}">${w.openEndpoint}</a></p>
+</section>`;
+  return page(ctx, { title: w.createdTitle.replace('{id}', String(e.id)), section: 'webhooks', body });
 }
 
 export function deletePage(ctx: PageContext, e: WebhookEndpoint): SafeHtml {
