@@ -135,13 +135,13 @@ export function endpointPage(ctx: PageContext, v: EndpointView): SafeHtml {
 </table>`,
         );
   const pending = v.deliveries.filter((d) => d.status === 'pending').length;
-  const body = html`<dl class="facts">
-  <dt>URL</dt><dd class="wrap"><code>${e.url}</code></dd>
-  <dt>${w.events}</dt><dd>${eventsText(w, e)}</dd>
-  <dt>${t('status')}</dt><dd>${statusBadge(w, e)}${e.disabledReason === 'failing' ? html` <span class="hint">${w.failingExplain}</span>` : ''}</dd>
-  <dt>${t('created')}</dt><dd>${time(lang, t, e.createdAt)}</dd>
-  <dt>${w.lastDelivered}</dt><dd>${time(lang, t, e.lastSuccessAt)}</dd>
-  <dt>${w.pending}</dt><dd>${String(pending)}</dd>
+  const body = html`<dl class="facts card">
+  <div><dt>URL</dt><dd class="wrap"><code>${e.url}</code></dd></div>
+  <div><dt>${w.events}</dt><dd>${eventsText(w, e)}</dd></div>
+  <div><dt>${t('status')}</dt><dd>${statusBadge(w, e)}${e.disabledReason === 'failing' ? html` <span class="hint">${w.failingExplain}</span>` : ''}</dd></div>
+  <div><dt>${t('created')}</dt><dd>${time(lang, t, e.createdAt)}</dd></div>
+  <div><dt>${w.lastDelivered}</dt><dd>${time(lang, t, e.lastSuccessAt)}</dd></div>
+  <div><dt>${w.pending}</dt><dd>${String(pending)}</dd></div>
 </dl>
 <div class="actions">
   ${action('test', w.sendTest, 'primary')}
