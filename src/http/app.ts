@@ -9,6 +9,7 @@ import type { Store } from '../store/store.js';
 import { SandboxSnapshots } from '../sandbox/sandbox-snapshots.js';
 import { registerApiRoutes } from './api/api-routes.js';
 import { registerEventRoutes } from './api/event-routes.js';
+import { apiDocs } from './api/api-docs.js';
 import { CompressedBodyCache } from './api/send-body.js';
 import { CachedChunkSource } from './api/snapshot-reader.js';
 import { CredentialsCache } from './credentials-cache.js';
@@ -141,7 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     sandboxLimiter,
     snapshotRetentionMs: config.snapshotRetentionMs,
   });
-  registerEventRoutes(fastify, { store, credentials, compressed, keyLimiter, sandboxLimiter });
+  registerEventRoutes(fastify, { store, credentials, compressed, keyLimiter, sandboxLimiter }, apiDocs(sandbox));
 
   registerOpsRoutes(fastify, store, metrics);
   await fastify.register(panelPlugin, { prefix: '/panel', config, store, credentials, onImportQueued: deps.onImportQueued });

@@ -86,13 +86,13 @@ export function verifyWebhook(
   const header = Array.isArray(signatureHeader) ? signatureHeader.join(',') : (signatureHeader as string | null | undefined);
   if (!header) throw new WebhookVerificationError('missing_signature', 'The request has no Mirador-Signature header.');
   let t: number | null = null;
-  const signatures: Buffer[] = [];
+  const signatures: Uint8Array[] = [];
   for (const part of header.split(',')) {
     const eq = part.indexOf('=');
     const name = part.slice(0, eq).trim();
     const value = part.slice(eq + 1).trim();
     if (name === 't' && /^\d{1,12}$/.test(value)) t = Number(value);
-    else if (name === 'v1' && /^[0-9a-f]{64}$/i.test(value)) signatures.push(Buffer.from(value, 'hex'));
+    else if (name === 'v1' && /^[0-9a-f]{64}$/i.test(value)) signatures.push(hexBytes(value));
   }
   if (t === null || signatures.length === 0) {
     throw new WebhookVerificationError('malformed_signature', 'The Mirador-Signature header is not "t=<unix seconds>,v1=<64 hex digits>".');
@@ -104,16 +104,23 @@ export function verifyWebhook(
       `The signature was made ${Math.abs(age)} s ${age >= 0 ? 'ago' : 'in the future'}, beyond the tolerance of ${toleranceSeconds} s.`,
     );
   }
-  const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
+  const body = typeof rawBody === 'string' ? new TextEncoder().encode(rawBody) : rawBody;
   const { createHmac, timingSafeEqual } = crypto();
-  const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${t}.`, 'utf8').update(body).digest();
+  const expected = createHmac('sha256', new TextEncoder().encode(secret)).update(`${t}.`, 'utf8').update(body).digest();
   // timingSafeEqual over equal lengths (every candidate is 32 bytes): no early exit reveals how much matched.
   if (!signatures.some((s) => timingSafeEqual(s, expected))) {
     throw new WebhookVerificationError('signature_mismatch', 'The signature does not match the body and the secret.');
   }
   try {
-    return JSON.parse(body.toString('utf8')) as MiradorEvent;
+    return JSON.parse(new TextDecoder().decode(body)) as MiradorEvent;
   } catch {
     throw new WebhookVerificationError('invalid_body', 'The body is signed but is not JSON.');
   }
+}
+
+/** 64 hex digits (already checked) as 32 bytes. */
+function hexBytes(hex: string): Uint8Array {
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
 }

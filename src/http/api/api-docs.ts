@@ -8,7 +8,8 @@ import type { Kind } from '../../domain/kinds.js';
 import type { SandboxSnapshots } from '../../sandbox/sandbox-snapshots.js';
 import { ERROR_CATALOG, type ErrorCode } from '../errors.js';
 import { errorExample, sandboxExamples, type KindExamples } from './api-examples.js';
-import { DETAIL_PARAMS, ID_ERP_PARAM, LIST_QUERY, READ_HEADERS, ref, schemaNames } from './api-schemas.js';
+import { DETAIL_PARAMS, EVENT_QUERY, ID_ERP_PARAM, LIST_QUERY, READ_HEADERS, ref, schemaNames } from './api-schemas.js';
+import { sandboxEvents } from '../../sandbox/sandbox-events.js';
 
 /**
  * Route options that keep the schemas as documentation only: Fastify neither
@@ -232,6 +233,8 @@ const HEAD_NOTE = '`HEAD` answers the same without a body.';
 export interface ApiDocs {
   estado(sandbox: boolean): Record<string, unknown>;
   estadoPreflight(sandbox: boolean): Record<string, unknown>;
+  eventos(sandbox: boolean): Record<string, unknown>;
+  eventosPreflight(sandbox: boolean): Record<string, unknown>;
   list(kind: Kind, sandbox: boolean): Record<string, unknown>;
   detail(kind: Kind, sandbox: boolean): Record<string, unknown>;
   preflight(kind: Kind, sandbox: boolean, detail: boolean): Record<string, unknown>;
@@ -293,6 +296,56 @@ export function apiDocs(sandboxData: SandboxSnapshots): ApiDocs {
         operationId: sandbox ? 'preflightSandboxEstado' : 'preflightEstado',
         tags: ['CORS'],
         summary: `CORS preflight of ${sandbox ? '/v1/sandbox/' : '/v1/'}estado`,
+        description: 'Browsers send this before a cross-origin GET with a key header. Any origin may read.',
+        security: [],
+        response: preflightResponse,
+      };
+    },
+
+    eventos(sandbox) {
+      const feed = sandboxEvents();
+      const page = { ok: true, ...(sandbox ? { sandbox: true } : {}), total: feed.bodies.length, limit: 2, offset: 0, has_more: true, next_offset: 2, items: feed.bodies.slice(0, 2).map((b) => JSON.parse(b)) };
+      return {
+        operationId: sandbox ? 'listSandboxEventos' : 'listEventos',
+        tags: ['events'],
+        summary: `List events${sandbox ? ' (sandbox)' : ''}`,
+        description:
+          'What happened to the data: one event per import that ended (`import.published`, `import.held`, `import.failed`), ' +
+          'oldest first, kept at least 30 days. With `updated_since` (on `created_at`) it reads like a change feed of imports; ' +
+          'the same events can be pushed to you as signed webhooks (see `webhooks`). ' +
+          `${sandbox ? 'Sandbox: fixed fictitious events, no key needed.' : 'Needs an API key.'} ${HEAD_NOTE}`,
+        security: sandbox ? [] : SECURITY_REAL,
+        querystring: EVENT_QUERY,
+        headers: READ_HEADERS,
+        response: {
+          200: {
+            description: 'A page of events.',
+            headers: headers(
+              'X-Request-Id',
+              'ETag',
+              sandbox ? 'Cache-Control-Public' : 'Cache-Control-Revalidate',
+              sandbox ? 'Vary-Public' : 'Vary-Private',
+              'Content-Encoding',
+              ...RATE_LIMIT,
+            ),
+            content: {
+              'application/json': {
+                schema: ref(sandbox ? 'SandboxEventList' : 'EventList'),
+                examples: { sandbox: { summary: sandbox ? 'GET /v1/sandbox/eventos?limit=2' : 'A page with limit=2 (sandbox events)', value: page } },
+              },
+            },
+          },
+          304: notModified(sandbox, sandbox ? 'Cache-Control-Public' : 'Cache-Control-Revalidate'),
+          ...errorResponses(readCodes(sandbox, false).filter((c) => c !== 'snapshot_expired')),
+        },
+      };
+    },
+
+    eventosPreflight(sandbox) {
+      return {
+        operationId: sandbox ? 'preflightSandboxEventos' : 'preflightEventos',
+        tags: ['CORS'],
+        summary: `CORS preflight of ${sandbox ? '/v1/sandbox/' : '/v1/'}eventos`,
         description: 'Browsers send this before a cross-origin GET with a key header. Any origin may read.',
         security: [],
         response: preflightResponse,

@@ -84,6 +84,16 @@ export const LIST_QUERY = {
   },
 } as const;
 
+/** The event feed's parameters: the list's, without the snapshot and deletion ones. */
+export const EVENT_QUERY = {
+  type: 'object',
+  properties: {
+    limit: LIMIT_PARAM,
+    offset: OFFSET_PARAM,
+    updated_since: { ...UPDATED_SINCE_PARAM, description: 'Only events created at or after this time (ISO 8601; a date alone is midnight UTC).' },
+  },
+} as const;
+
 export const DETAIL_PARAMS = {
   type: 'object',
   properties: { id_erp: ID_ERP_PARAM },

@@ -13,6 +13,7 @@ import type { CredentialsCache } from '../credentials-cache.js';
 import type { RateLimiter } from '../rate-limit.js';
 import { ApiError, sendError } from '../errors.js';
 import { authenticate } from './api-auth.js';
+import { DOC_ONLY } from './api-docs.js';
 import { parseListQuery } from './list-query.js';
 import { sendCacheable, type CompressedBodyCache, type Meter } from './send-body.js';
 
@@ -51,14 +52,19 @@ function envelope(sandbox: boolean, total: number, limit: number, offset: number
   );
 }
 
-export function registerEventRoutes(app: FastifyInstance, deps: EventRouteDeps, schemas: { real?: object; sandbox?: object } = {}) {
+/** The OpenAPI operations of the feed's routes (api-docs.ts), by sandbox or not. */
+export interface EventDocs {
+  eventos(sandbox: boolean): Record<string, unknown>;
+  eventosPreflight(sandbox: boolean): Record<string, unknown>;
+}
+
+export function registerEventRoutes(app: FastifyInstance, deps: EventRouteDeps, docs?: EventDocs) {
   const feed = sandboxEvents();
   const otherMethods = app.supportedMethods.filter((m) => !['GET', 'HEAD', 'OPTIONS'].includes(m));
 
   for (const sandbox of [false, true]) {
     const url = sandbox ? '/v1/sandbox/eventos' : '/v1/eventos';
-    const schema = sandbox ? schemas.sandbox : schemas.real;
-    app.get(url, { schema: schema ?? HIDDEN }, async (request, reply) => {
+    app.get(url, docs ? { ...DOC_ONLY, schema: docs.eventos(sandbox) } : { schema: HIDDEN }, async (request, reply) => {
       let meter: Meter;
       let body: Buffer;
       if (sandbox) {
@@ -82,7 +88,7 @@ export function registerEventRoutes(app: FastifyInstance, deps: EventRouteDeps, 
         pieces: () => [body],
       });
     });
-    app.options(url, { schema: HIDDEN }, async (_request, reply) => {
+    app.options(url, docs ? { ...DOC_ONLY, schema: docs.eventosPreflight(sandbox) } : { schema: HIDDEN }, async (_request, reply) => {
       reply.header('Access-Control-Allow-Methods', ALLOWED);
       reply.header('Access-Control-Allow-Headers', 'Authorization, X-API-Key, If-None-Match, X-Request-Id');
       reply.header('Access-Control-Max-Age', '86400');

@@ -9,6 +9,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HEADER_COMPONENT, OTHER_METHODS_NOTE, catalogExamples, catalogResponses, headerComponents } from '../api/api-docs.js';
 import { sharedSchemas } from '../api/api-schemas.js';
+import { eventSchemas, webhooksObject } from '../api/event-schemas.js';
 import { CompressedBodyCache, sendCacheable } from '../api/send-body.js';
 
 const DESCRIPTION = `Read-only access to a company's ERP data: customers (\`clientes\`), articles (\`articulos\`),
@@ -33,6 +34,7 @@ export const OPENAPI_TAGS = [
   { name: 'articulos', description: 'Articles (products and services) with their price.' },
   { name: 'obras', description: 'Works (jobs, sites), each for a customer.' },
   { name: 'avisos-correctivo', description: 'Corrective-maintenance notices, for a customer and often a work.' },
+  { name: 'events', description: 'What happened to the data: a feed of imports that ended, and the webhooks that push the same events.' },
   { name: 'CORS', description: 'Preflights: any origin may read the API from a browser.' },
 ];
 
@@ -46,6 +48,8 @@ export async function registerOpenApi(app: FastifyInstance, publicBaseUrl: strin
       openapi: '3.1.0',
       info: { title: 'Mirador API', version: 'v1', description: DESCRIPTION },
       tags: OPENAPI_TAGS,
+      // What Mirador POSTs to the endpoints registered in the panel or with `mirador webhook create`.
+      webhooks: webhooksObject() as never,
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: '`Authorization: Bearer api_xxxxxxxx_…`' },
@@ -62,7 +66,7 @@ export async function registerOpenApi(app: FastifyInstance, publicBaseUrl: strin
     transform: ({ schema, url }) => ({ schema: schema?.operationId ? schema : { ...schema, hide: true }, url }),
     transformObject: (document) => referenceHeaders('openapiObject' in document ? document.openapiObject : document.swaggerObject),
   });
-  for (const schema of sharedSchemas()) app.addSchema(schema);
+  for (const schema of [...sharedSchemas(), ...eventSchemas()]) app.addSchema(schema);
   registerOpenApiRoute(app, publicBaseUrl);
 }
 
