@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { CORS_HEADER_LINES } from './cors.js';
 import { ERROR_CATALOG, errorBody, type ErrorCode } from './errors.js';
 
 /** Longest URL accepted; Node's header limit (16 KiB) would otherwise decide, with a 431. */
@@ -26,6 +27,8 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Socke
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       'Cache-Control: no-store\r\n' +
       `X-Request-Id: ${requestId}\r\n` +
+      // The request was not parsed, so whether it was the panel's is unknown: the API's rule applies.
+      CORS_HEADER_LINES +
       'Connection: close\r\n\r\n' +
       body,
   );
