@@ -26,8 +26,13 @@ export interface ToolResult {
 
 /** Runs a devDependency's command; never through a shell. */
 export function runTool(command: string, args: string[], env: Record<string, string> = {}): Promise<ToolResult> {
+  return runCommand(`${BIN}${command}`, args, env);
+}
+
+/** Runs a program without blocking this process (whose server the program may call). */
+export function runCommand(file: string, args: string[], env: Record<string, string> = {}): Promise<ToolResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(`${BIN}${command}`, args, { env: { ...process.env, ...QUIET, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(file, args, { env: { ...process.env, ...QUIET, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
