@@ -142,8 +142,17 @@ describe('third-party OpenAPI tools find nothing (issue 21)', () => {
   async function runMatrix(prism: string): Promise<void> {
     const violations: string[] = [];
     const covered = new Set<string>();
-    const through = async (op: string, expected: number, path: string, method: string, headers: Record<string, string>) => {
-      const res = await send(`${prism}${path}`, method, headers);
+    const through = async (
+      op: string,
+      expected: number,
+      path: string,
+      method: string,
+      headers: Record<string, string>,
+      again?: (res: Answer) => Promise<boolean>,
+    ) => {
+      let res = await send(`${prism}${path}`, method, headers);
+      // Races of the clock and of TCP, not of the document: retried (see `again` below), at most twice.
+      for (let i = 0; i < 2 && res.status !== expected && again && (await again(res)); i++) res = await send(`${prism}${path}`, method, headers);
       const problem = String(res.headers['content-type'] ?? '').includes('problem+json');
       const inline = res.headers['sl-violations'];
       if (res.status !== expected || problem || inline) {
@@ -206,17 +215,21 @@ describe('third-party OpenAPI tools find nothing (issue 21)', () => {
         }
         if (template.endsWith('{id_erp}')) await through(id, 404, `${base}/no-such-record`, method, auth);
         await through(id, 414, `${path}?pad=${'b'.repeat(9000)}`, method, auth);
-        await through(id, 431, path, method, { ...auth, 'x-pad': 'a'.repeat(17_000) });
+        // Mirador answers a 431 and closes while the hop may still be sending the 17 KB head: when the
+        // connection resets first, the hop (and so Prism) sees no answer at all. Sent again then.
+        await through(id, 431, path, method, { ...auth, 'x-pad': 'a'.repeat(17_000) }, async (res) => res.status === 500);
         const spent = sandbox ? { 'x-forwarded-for': spentIp } : bearer(spareKey);
-        await spend(spent, sandbox ? '/v1/sandbox/estado' : '/v1/estado');
-        await through(id, 429, path, method, spent);
+        const spendAll = () => spend(spent, sandbox ? '/v1/sandbox/estado' : '/v1/estado');
+        await spendAll();
+        // A new minute may have begun between spending and asking: spend again, ask again.
+        await through(id, 429, path, method, spent, async (res) => res.status === 200 && (await spendAll(), true));
 
         for (const status of statuses) {
           if (!covered.has(`${id} ${status}`) && !NOT_PROVOKED[status]) violations.push(`${id}: documented ${status} is not in the matrix`);
         }
       }
     }
-    assert.deepEqual(violations, [], `Prism output:\n${''}`);
+    assert.deepEqual(violations, []);
     assert.ok(Object.keys(DIRECT).length > 0);
   }
 });
