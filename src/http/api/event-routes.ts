@@ -55,7 +55,6 @@ function envelope(sandbox: boolean, total: number, limit: number, offset: number
 /** The OpenAPI operations of the feed's routes (api-docs.ts), by sandbox or not. */
 export interface EventDocs {
   eventos(sandbox: boolean): Record<string, unknown>;
-  eventosPreflight(sandbox: boolean): Record<string, unknown>;
 }
 
 export function registerEventRoutes(app: FastifyInstance, deps: EventRouteDeps, docs?: EventDocs) {
@@ -88,7 +87,7 @@ export function registerEventRoutes(app: FastifyInstance, deps: EventRouteDeps, 
         pieces: () => [body],
       });
     });
-    app.options(url, docs ? { ...DOC_ONLY, schema: docs.eventosPreflight(sandbox) } : { schema: HIDDEN }, async (_request, reply) => {
+    app.options(url, { schema: HIDDEN }, async (_request, reply) => {
       reply.header('Access-Control-Allow-Methods', ALLOWED);
       reply.header('Access-Control-Allow-Headers', 'Authorization, X-API-Key, If-None-Match, X-Request-Id');
       reply.header('Access-Control-Max-Age', '86400');
