@@ -143,6 +143,14 @@ export function importSuite(factory: StoreFactory) {
       ['no id column', csv([['NOMBRE', 'CIF'], ['x', 'y']]), /id_erp/, null],
       ['undecodable bytes', Buffer.concat([Buffer.from('\ufeffCODIGO;NOMBRE\r\nC1;ok\r\nC2;'), Buffer.from([0xff, 0xfe, 0x41]), Buffer.from('\r\n')]), /line 3/i, 3],
       ['an empty file', Buffer.alloc(0), /empty/i, null],
+      // Issue 18, point 2: a UTF-8 export with one Windows-1252 byte was read whole as Windows-1252.
+      [
+        'a UTF-8 file with one Windows-1252 byte (mixed encodings)',
+        Buffer.concat([Buffer.from('CODIGO;01_NOMBRE_COMERCIAL\r\nC1;Ferretería Ibáñez\r\n', 'utf8'), Buffer.from('C2;Mart\xedn\r\n', 'latin1')]),
+        /^Line 3 holds the byte 0xED, which is not UTF-8, but line 2 holds UTF-8 text/,
+        3,
+      ],
+      ['a Windows-1252 file holding 0x81', Buffer.from('CODIGO;01_NOMBRE_COMERCIAL\r\nC1;Espa\xf1a\r\nC2;\x81\r\n', 'latin1'), /^Line 3 holds the byte 0x81, which has no character in Windows-1252/, 3],
       ['another kind’s export', csv([['CODIGO', 'PRECIO_VENTA', 'UNIDAD_MEDIDA'], ['A1', '1', 'M']]), /another kind|no column/i, null],
       ['an empty id_erp', csv([CSV_CUSTOMER_HEADER, ['C1', 'a', 'b', 'c', 'd', 'e', 'f'], ['  ', 'a', 'b', 'c', 'd', 'e', 'f']]), /line 3 has an empty id_erp/i, 3],
     ];
@@ -255,6 +263,24 @@ export function importSuite(factory: StoreFactory) {
       const b = await run(threaded, there.company.id, 'clientes', ragged);
       assert.equal(b.error?.code, 'ragged_row');
       assert.deepEqual(strip(b), strip(a));
+    });
+
+    test('a byte that is not UTF-8 after thousands of UTF-8 rows fails the import, parsed here or in its own thread, and nothing is published', async () => {
+      const threaded = new ImportWorker(store, { snapshotRetentionMs: 60_000, threadFromBytes: 0 });
+      const utf8 = csv([CSV_CUSTOMER_HEADER, ...Array.from({ length: 5000 }, (_, i) => [`C${i}`, `Ferretería Ibáñez ${i}`, '', '', '', '', ''])], { encoding: 'utf-8' });
+      const late = Buffer.concat([utf8, Buffer.from('C9999;Mart\xedn;;;;;\r\n', 'latin1')]);
+      for (const [label, w] of [['here', worker], ['in its own thread', threaded]] as const) {
+        const { company, key } = await companyWithKey(store, `late-byte-${label.replaceAll(' ', '-')}`);
+        await importFile(company.id, 'clientes', customersCsv(30));
+        const before = await request(`${server.baseUrl}/v1/clientes?limit=1000`, { headers: bearer(key) });
+        await store.createImport({ companyId: company.id, kind: 'clientes', filename: 'late.csv', source: 'test' }, body(late), 1 << 30);
+        const report = (await w.runOnce())!.report;
+        assert.equal(report.status, 'failed', label);
+        assert.deepEqual([report.error?.code, report.error?.line], ['mixed_encodings', 5002], label);
+        assert.match(report.error!.message, /^Line 5002 holds the byte 0xED, which is not UTF-8, but line 2 holds UTF-8 text/);
+        const afterFail = await request(`${server.baseUrl}/v1/clientes?limit=1000`, { headers: bearer(key) });
+        assert.deepEqual(afterFail.body, before.body, `${label}: the previous data keeps serving`);
+      }
     });
 
     test('a chain of MD5 snapshots (a database from before SHA-256) goes on with MD5: the next import, in this thread or its own, finds its unchanged rows', async () => {

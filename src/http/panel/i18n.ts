@@ -147,6 +147,8 @@ const MESSAGES = {
   noReport: ['Todavía no hay informe.', 'There is no report yet.'],
   importError_empty_file: ['El archivo no tiene línea de cabecera.', 'The file has no header line.'],
   importError_undecodable: ['El archivo contiene bytes que no se pueden leer como texto.', 'The file holds bytes that cannot be read as text.'],
+  importError_mixed_encodings: ['El archivo mezcla codificaciones: tiene texto UTF-8 y bytes que no lo son.', 'The file mixes encodings: it holds UTF-8 text and bytes that are not UTF-8.'],
+  importError_undefined_byte: ['El archivo tiene un byte que no es ningún carácter en Windows-1252.', 'The file holds a byte that is no character in Windows-1252.'],
   importError_bad_header: ['La cabecera tiene un nombre de columna vacío o repetido.', 'The header has an empty or repeated column name.'],
   importError_bad_quote: ['Hay una celda entre comillas mal cerrada.', 'A quoted cell is not closed properly.'],
   importError_ragged_row: ['Una fila tiene más o menos celdas que la cabecera.', 'A row has more or fewer cells than the header.'],
