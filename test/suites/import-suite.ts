@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { ImportWorker } from '../../src/imports/import-worker.js';
 import { prepareImport } from '../../src/imports/apply-import.js';
-import { confirmHeldImport } from '../../src/imports/held-imports.js';
+import { confirmHeldImport, rejectHeldImport } from '../../src/imports/held-imports.js';
 import type { ImportReport } from '../../src/imports/import-report.js';
 import type { Kind } from '../../src/domain/kinds.js';
 import type { StagedRecord, Store } from '../../src/store/store.js';
@@ -396,6 +396,81 @@ export function importSuite(factory: StoreFactory) {
       await store.sweepSnapshots(Date.now());
       await confirmHeldImport(store, company.id, job.id);
       assert.equal((await list(key)).total, 50);
+    });
+
+    // Issue 18, point 1: articulos.csv uploaded as obras replaced 80 works with 300 articles whose
+    // nombre, cliente_id_erp and estado were all null (80 < 100: the mass-deletion guard let it through).
+    const sample = (kind: Kind) => readFileSync(new URL(`../../../test/fixtures/csv/samples/${kind}.csv`, import.meta.url));
+
+    test('column-drift guard, live data: a header sharing fewer than half of its names is held whatever the counts; confirm applies it', async () => {
+      const { company, key } = await companyWithKey(store, 'drift-live');
+      assert.equal((await importFile(company.id, 'obras', sample('obras'))).status, 'succeeded');
+      const before = await request(`${server.baseUrl}/v1/obras?limit=1000`, { headers: bearer(key) });
+      const held = await importFile(company.id, 'obras', sample('articulos'), 'articulos.csv');
+      assert.equal(held.status, 'awaiting_confirmation');
+      assert.equal(held.guard, null, 'not the mass-deletion guard: 80 records is under its 100');
+      const drift = held.column_drift!;
+      assert.deepEqual([drift.shared, drift.columns, drift.live_columns, drift.appeared_count, drift.disappeared_count], [6, 60, 50, 54, 44]);
+      assert.ok(drift.appeared.includes('PRECIO_VENTA') && drift.disappeared.includes('NOMBRE') && drift.disappeared.includes('CLIENTE'));
+      assert.ok(!drift.appeared.includes('CODIGO') && !drift.disappeared.includes('CODIGO'), 'shared names are in neither list');
+      assert.equal((await store.importById(held.import_id))!.status, 'awaiting_confirmation');
+      const meanwhile = await request(`${server.baseUrl}/v1/obras?limit=1000`, { headers: bearer(key) });
+      assert.deepEqual(meanwhile.body, before.body, 'the works keep serving');
+      await confirmHeldImport(store, company.id, held.import_id);
+      assert.equal((await list(key, 'obras')).total, 300);
+
+      // Exactly half of the names shared: applied; fewer: held, even with every record the same.
+      const header = (names: string[]) => csv([names, ['O1', ...names.slice(1).map(() => 'x')]]);
+      const { company: other } = await companyWithKey(store, 'drift-half');
+      await importFile(other.id, 'obras', header(['CODIGO', 'NOMBRE', 'X1', 'X2']));
+      assert.equal((await importFile(other.id, 'obras', header(['CODIGO', 'NOMBRE', 'Y1', 'Y2']))).status, 'succeeded');
+      const fewer = await importFile(other.id, 'obras', header(['CODIGO', 'NOMBRE', 'Z1', 'Z2', 'Z3']));
+      assert.equal(fewer.status, 'awaiting_confirmation');
+      assert.deepEqual([fewer.deleted, fewer.column_drift!.appeared, fewer.column_drift!.disappeared], [0, ['Z1', 'Z2', 'Z3'], ['Y1', 'Y2']]);
+    });
+
+    test('column-drift guard, no data yet: a header another kind fits clearly better is held, saying which kind; reject keeps nothing', async () => {
+      const { company, key } = await companyWithKey(store, 'drift-first');
+      const held = await importFile(company.id, 'obras', sample('articulos'), 'articulos.csv');
+      assert.equal(held.status, 'awaiting_confirmation');
+      assert.equal(held.column_drift, null);
+      assert.equal(held.other_kind!.kind, 'articulos');
+      assert.deepEqual(held.other_kind!.fits.articulos, { fed: 3, unfed: 0 });
+      assert.deepEqual(held.other_kind!.fits.obras, { fed: 1, unfed: 3 });
+      assert.equal(await store.liveSnapshotId(company.id, 'obras'), null, 'nothing published');
+      await rejectHeldImport(store, company.id, held.import_id);
+      assert.equal(await store.liveSnapshotId(company.id, 'obras'), null);
+      assert.equal((await request(`${server.baseUrl}/v1/obras`, { headers: bearer(key) })).json().total, 0);
+      // Each sample export as its own kind is not held, nor a header that fits two kinds alike
+      // (works' and notices' DESCRIPCION, CLIENTE, ESTADO).
+      for (const kind of ['clientes', 'articulos', 'obras', 'avisos-correctivo'] as const) {
+        const { company: own } = await companyWithKey(store, `drift-own-${kind}`);
+        assert.equal((await importFile(own.id, kind, sample(kind))).status, 'succeeded', kind);
+      }
+      const alike = csv([['CODIGO', 'CLIENTE', 'DESCRIPCION', 'ESTADO'], ['N1', 'C1', 'Fuga', 'abierto']]);
+      for (const kind of ['obras', 'avisos-correctivo'] as const) {
+        const { company: own } = await companyWithKey(store, `drift-alike-${kind}`);
+        assert.equal((await importFile(own.id, kind, alike)).status, 'succeeded', kind);
+      }
+    });
+
+    test('a prepared import held by the column-drift guard waits, and is confirmed like any other', async () => {
+      const { company, key } = await companyWithKey(store, 'prepared-drift');
+      const file = sample('articulos');
+      const job = await store.createImport({ companyId: company.id, kind: 'obras', filename: 'articulos.csv', source: 'test' }, body(file), 1 << 30);
+      const prepared = await prepareImport(store, { ...job, kind: 'obras' }, body(file));
+      const ran = (await worker.runOnce(prepared))!;
+      assert.equal(ran.prepared, true);
+      assert.deepEqual([ran.report.status, ran.report.other_kind?.kind], ['awaiting_confirmation', 'articulos']);
+      await confirmHeldImport(store, company.id, job.id);
+      assert.equal((await list(key, 'obras')).total, 300);
+      // With data now, obras.csv shares too few names with the articles' header.
+      const works = sample('obras');
+      const next = await store.createImport({ companyId: company.id, kind: 'obras', filename: 'obras.csv', source: 'test' }, body(works), 1 << 30);
+      const ran2 = (await worker.runOnce(await prepareImport(store, { ...next, kind: 'obras' }, body(works))))!;
+      assert.equal(ran2.prepared, true);
+      assert.equal(ran2.report.status, 'awaiting_confirmation');
+      assert.equal(ran2.report.column_drift!.shared, 6);
     });
 
     test('the report is kept with the import', async () => {

@@ -167,6 +167,17 @@ const MESSAGES = {
     'This import would remove {count} of {of} records. It may be a partial export, so the previous data keeps serving until you decide.',
   ],
   heldExamples: ['Por ejemplo: {ids}.', 'For example: {ids}.'],
+  heldDrift: [
+    'La cabecera del archivo comparte solo {shared} de sus {columns} columnas con la de los datos que se sirven ({live}). Puede ser la exportación de otro tipo de dato o un cambio en el ERP, así que se siguen sirviendo los datos anteriores hasta que decidas.',
+    "The file's header shares only {shared} of its {columns} column names with the live data's ({live}). It may be another kind's export or a change in the ERP, so the previous data keeps serving until you decide.",
+  ],
+  heldAppeared: ['Columnas nuevas: {names}.', 'Columns that appeared: {names}.'],
+  heldDisappeared: ['Columnas que desaparecen: {names}.', 'Columns that disappeared: {names}.'],
+  heldOtherKind: [
+    'Parece una exportación de {other}, no de {kind}: el mapeo de {other} encuentra {otherFed} de sus campos y el de {kind} solo {kindFed}. Hasta que decidas no se publica nada.',
+    'It looks like an export of {other}, not {kind}: the mapping of {other} finds {otherFed} of its fields, that of {kind} only {kindFed}. Nothing is published until you decide.',
+  ],
+  namesMore: ['{names} y {more} más', '{names} and {more} more'],
   heldConfirm: ['Confirmar y aplicar', 'Confirm and apply'],
   heldReject: ['Rechazar', 'Reject'],
   heldConfirmed: ['Importación confirmada: los datos nuevos ya se sirven.', 'Import confirmed: the new data is live.'],
