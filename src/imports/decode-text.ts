@@ -229,9 +229,9 @@ export class CsvTextDecoder {
    */
   private utf8AcrossChunks(bytes: Buffer): number | null {
     const tail = this.tail;
-    const joined = Buffer.concat([tail, bytes.subarray(0, 3)]);
-    this.tail = Buffer.from(bytes.length >= 3 ? bytes.subarray(bytes.length - 3) : joined.subarray(Math.max(0, joined.length - 3)));
+    this.tail = bytes.length >= 3 ? Buffer.from(bytes.subarray(bytes.length - 3)) : Buffer.concat([tail, bytes]).subarray(-3);
     if (tail.every((b) => b < 0xc2)) return null;
+    const joined = Buffer.concat([tail, bytes.subarray(0, 3)]);
     for (let at = 0; at < tail.length; at++) {
       if (utf8SequenceLength(joined, at) > tail.length - at) return at - tail.length;
     }
