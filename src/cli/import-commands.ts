@@ -8,10 +8,13 @@ import type { PreparedImport } from '../imports/apply-import.js';
 import { discard, queueLocalFile } from '../imports/prepared-import.js';
 import { confirmHeldImport, HeldImportError, rejectHeldImport } from '../imports/held-imports.js';
 import type { ImportReport } from '../imports/import-report.js';
+import { listNames, quoteName } from '../imports/import-error.js';
 import { UploadTooLargeError, type ImportJob, type Store } from '../store/store.js';
 import { CliError, emit, iso, requireCompany, table, withStore, type CliContext, type JsonOption } from './cli-context.js';
 
 const FINAL = new Set(['succeeded', 'failed', 'awaiting_confirmation', 'rejected']);
+/** `mirador import`'s exit code when the import is held for confirmation (contract §3). */
+export const EXIT_HELD = 3;
 
 export function requireKind(kind: string): Kind {
   if (!isKind(kind)) throw new CliError(`"${kind}" is not a kind: use one of ${KINDS.join(', ')}.`);
@@ -65,8 +68,12 @@ export function registerImportCommands(program: Command, ctx: CliContext) {
         const done = await waitForImport(ctx, store, job, progress!, queued.prepared);
         const report = done.report as ImportReport | null;
         if (opts.json) ctx.out(JSON.stringify(report ?? importJson(done), null, 2));
-        else ctx.out(describeReport(done, report));
-        if (done.status !== 'succeeded' && done.status !== 'awaiting_confirmation') {
+        else ctx.out(describeReport(company.slug, done, report));
+        if (done.status === 'awaiting_confirmation') {
+          // Not applied: an unattended script must not take it for success (contract §3).
+          if (!opts.json) ctx.err(`mirador: import ${done.id} of ${kind} for ${company.slug} is held for confirmation; the previous data keeps serving.`);
+          process.exitCode = EXIT_HELD;
+        } else if (done.status !== 'succeeded') {
           if (!opts.json) ctx.err(`mirador: import ${done.id} ${done.status}: ${done.error ?? ''}`.trimEnd());
           process.exitCode = 1;
         }
@@ -75,7 +82,7 @@ export function registerImportCommands(program: Command, ctx: CliContext) {
 
   program
     .command('imports')
-    .description("a company's import history, newest first; or confirm/reject an import held by the mass-deletion guard")
+    .description("a company's import history, newest first; or confirm/reject an import held for confirmation by a guard (mass deletion, column drift)")
     .argument('<slug>', 'company')
     .argument('[action]', 'confirm | reject')
     .argument('[id]', 'the held import')
@@ -245,23 +252,64 @@ class Progress {
   }
 }
 
-function describeReport(job: ImportJob, report: ImportReport | null): string {
+function describeReport(slug: string, job: ImportJob, report: ImportReport | null): string {
   if (!report) return `Import ${job.id}: ${job.status}${job.error ? ` — ${job.error}` : ''}`;
+  // What was found of the file's shape: nothing of it when the header could not be read.
+  const shape = [
+    report.columns > 0 ? `${report.columns} columns` : null,
+    report.encoding,
+    report.delimiter === null ? null : `delimiter ${report.delimiter === '\t' ? 'tab' : JSON.stringify(report.delimiter)}`,
+    `${report.duration_ms} ms`,
+  ];
   const lines = [
     `Import ${report.import_id} of ${report.kind} (${report.filename}): ${report.status}`,
     `  rows read ${report.rows_read}, inserted ${report.inserted}, updated ${report.updated}, unchanged ${report.unchanged}, deleted ${report.deleted}`,
-    `  ${report.columns} columns, ${report.encoding ?? '?'}, delimiter ${JSON.stringify(report.delimiter)}, ${report.duration_ms} ms`,
+    `  ${shape.filter((part) => part !== null).join(', ')}`,
   ];
+  const fields = Object.entries(report.mapping);
+  if (fields.length > 0) {
+    lines.push('  mapping (field <- column):');
+    const width = Math.max(...fields.map(([field]) => field.length));
+    for (const [field, column] of fields) lines.push(`    ${field.padEnd(width)} <- ${column === null ? '(no column)' : JSON.stringify(column)}`);
+  }
   if (report.warnings.count > 0) {
     lines.push(`  ${report.warnings.count} warnings:`);
-    for (const w of report.warnings.items.slice(0, 20)) lines.push(`    line ${w.line}: ${w.message}`);
+    // Each message names its line already.
+    for (const w of report.warnings.items.slice(0, 20)) lines.push(`    ${w.message}`);
+    if (report.warnings.count > 20) lines.push(`    … and ${report.warnings.count - 20} more (--json lists the first ${report.warnings.items.length})`);
   }
-  if (report.guard) {
-    lines.push(
-      `  held: it would remove ${report.guard.would_remove} of ${report.guard.of} records (e.g. ${report.deleted_examples.join(', ')}).`,
-      `  Confirm with "mirador imports <slug> confirm ${report.import_id}" or reject with "mirador imports <slug> reject ${report.import_id}".`,
-    );
+  if (report.status === 'awaiting_confirmation') {
+    lines.push('  held for confirmation: the previous data keeps serving until it is decided.');
+    if (report.guard) {
+      const examples = report.deleted_examples.length > 0 ? ` (e.g. ${report.deleted_examples.join(', ')})` : '';
+      lines.push(`  - it would remove ${report.guard.would_remove} of ${report.guard.of} records${examples}.`);
+    }
+    const drift = report.column_drift;
+    if (drift) {
+      lines.push(
+        `  - its header shares ${drift.shared} of its ${drift.columns} column names with the live data's ${drift.live_columns}:`,
+        `    appeared ${namesOrNone(drift.appeared, drift.appeared_count)};`,
+        `    disappeared ${namesOrNone(drift.disappeared, drift.disappeared_count)}.`,
+      );
+    }
+    const other = report.other_kind;
+    if (other) {
+      const fit = (kind: string) => {
+        const fed = other.fits[kind]?.fed ?? 0;
+        return `${kind}: ${fed} ${fed === 1 ? 'field' : 'fields'} fed, ${other.fits[kind]?.unfed ?? 0} unfed`;
+      };
+      lines.push(`  - it looks like an export of ${other.kind}, not ${report.kind} (${fit(other.kind)}; ${fit(report.kind)}).`);
+    }
+    lines.push(`  Confirm with "mirador imports ${slug} confirm ${report.import_id}" or reject with "mirador imports ${slug} reject ${report.import_id}".`);
   }
   if (report.error) lines.push(`  error: ${report.error.message}`);
   return lines.join('\n');
+}
+
+/** `"A", "B" and 3 more` (of `count` names, `names` the first of them), or `none`. */
+function namesOrNone(names: readonly string[], count: number): string {
+  if (count === 0) return 'none';
+  const shown = names.slice(0, 20);
+  const more = count - shown.length;
+  return more > 0 ? `${shown.map(quoteName).join(', ')} and ${more} more` : listNames(shown);
 }
