@@ -92,7 +92,7 @@ export function kindPage(ctx: PageContext, kind: Kind, jobs: ImportJob[], previe
     <div class="field">
       <label for="file">${t('uploadLabel')}</label>
       <p class="hint" id="file-hint">${t('uploadHint', { kind: label.toLowerCase(), size: formatBytes(lang, maxBytes) })}</p>
-      <input id="file" name="file" type="file" accept=".csv,.txt,text/csv,text/plain" required aria-describedby="file-hint">
+      <input id="file" name="file" type="file" accept=".csv,.txt,.gz,text/csv,text/plain,application/gzip" required aria-describedby="file-hint">
     </div>
     <button type="submit" class="primary">${t('uploadButton')}</button>
     ${progressBlock(t, { upload: true, hidden: true })}
