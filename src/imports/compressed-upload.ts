@@ -30,6 +30,17 @@ export function isGzipName(name: string): boolean {
  */
 export async function* plainUpload(body: AsyncIterable<Buffer>, compressed: boolean): AsyncGenerator<Buffer> {
   const source = body[Symbol.asyncIterator]();
+  let finished = false;
+  try {
+    yield* readPlain(source, compressed);
+    finished = true;
+  } finally {
+    // Stopped early (the size limit, a corrupt body): stop the source as a for-await over it would.
+    if (!finished) await source.return?.();
+  }
+}
+
+async function* readPlain(source: AsyncIterator<Buffer>, compressed: boolean): AsyncGenerator<Buffer> {
   let first = await source.next();
   while (!first.done && first.value.length < GZIP_MAGIC.length && !compressed) {
     // Too short to tell: join it with the next piece (a body split after its first byte).

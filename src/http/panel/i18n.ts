@@ -97,10 +97,10 @@ const MESSAGES = {
 
   // Kind page: upload, history, preview
   uploadTitle: ['Subir un CSV', 'Upload a CSV'],
-  uploadLabel: ['Archivo CSV exportado del ERP', 'CSV file exported from the ERP'],
+  uploadLabel: ['Archivo CSV exportado del ERP (o comprimido, .csv.gz)', 'CSV file exported from the ERP (or compressed, .csv.gz)'],
   uploadHint: [
-    'Sustituye todos los datos de {kind} cuando termina la importación; hasta entonces se siguen sirviendo los actuales. Máximo {size}.',
-    'Replaces all {kind} data once the import ends; until then the current data is served. At most {size}.',
+    'Sustituye todos los datos de {kind} cuando termina la importación; hasta entonces se siguen sirviendo los actuales. Máximo {size} (descomprimido).',
+    'Replaces all {kind} data once the import ends; until then the current data is served. At most {size} (decompressed).',
   ],
   uploadButton: ['Subir e importar', 'Upload and import'],
   uploadChooseFile: ['Elige un archivo CSV.', 'Choose a CSV file.'],
