@@ -34,6 +34,8 @@ case "$name" in
   *.gz) body=$file ;;
   *) body="$work/$name.gz"; gzip -c -- "$file" > "$body"; name="$name.gz" ;;
 esac
+# The name only labels the import in the history: keep it to characters a URL carries as they are.
+name=$(printf '%s' "$name" | tr -c 'A-Za-z0-9._-' '_')
 
 # One JSON value of a compact response: the first "key":"text" or "key":bare at top level
 # or in "import" (the report, further on, repeats some keys; the first is the import's).

@@ -88,9 +88,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const [last] = mirador(['imports', 'acme', '--json'], env).json();
       assert.deepEqual([last.filename, last.source.startsWith('token:'), last.size_bytes], ['clientes.csv.gz', true, customersCsv(150).length]);
       // An export already compressed is sent as it is.
-      const gz = await runScript(['clientes', file('again.csv.gz', gzipSync(customersCsv(150)))], scriptEnv);
+      const gz = await runScript(['clientes', file('export de clientes (ñ).csv.gz', gzipSync(customersCsv(150)))], scriptEnv);
       assert.equal(gz.code, 0, gz.stderr);
-      assert.equal(mirador(['imports', 'acme', '--json'], env).json()[0].report.unchanged, 150);
+      const [again] = mirador(['imports', 'acme', '--json'], env).json();
+      assert.equal(again.report.unchanged, 150);
+      assert.equal(again.filename, 'export_de_clientes_____.csv.gz', 'a name a URL carries as it is');
     });
 
     test('a failed import exits 1 saying why; the data stays', async () => {
