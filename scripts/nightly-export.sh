@@ -14,7 +14,7 @@
 # Optional: MIRADOR_POLL_SECONDS (default 5), MIRADOR_TIMEOUT_SECONDS (default 3600).
 set -eu
 
-usage() { echo "usage: MIRADOR_URL=… MIRADOR_UPLOAD_TOKEN=… $0 <kind> <file.csv|file.csv.gz>" >&2; exit 1; }
+usage() { echo "usage: MIRADOR_URL=... MIRADOR_UPLOAD_TOKEN=... $0 <kind> <file.csv|file.csv.gz>" >&2; exit 1; }
 [ $# -eq 2 ] || usage
 kind=$1
 file=$2

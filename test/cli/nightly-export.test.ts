@@ -138,6 +138,11 @@ test('docs/nightly-export.md shows the shipped scripts exactly', () => {
   }
 });
 
+test('the PowerShell script is plain ASCII (Windows PowerShell 5.1 reads a file without a BOM as the ANSI code page)', () => {
+  const bytes = readFileSync(join(ROOT, 'scripts', 'nightly-export.ps1'));
+  assert.ok(bytes.every((b) => b < 0x80), 'no byte over 0x7F');
+});
+
 test('every sh block of docs/nightly-export.md is valid POSIX sh (dash -n)', async () => {
   const doc = readFileSync(join(ROOT, 'docs', 'nightly-export.md'), 'utf8');
   const blocks = [...doc.matchAll(/```sh\n([\s\S]*?)\n```/g)].map((m) => m[1]!);
