@@ -7,6 +7,7 @@
  *   npm run bench -- api               reads: Mirador ÷ reference server, full downloads
  *   npm run bench -- import            mirador import beside sqlite3 .import
  *   npm run bench -- workers           serve --workers 2 vs 1
+ *   npm run bench -- gzip-import       mirador import of a .csv.gz vs the plain file
  *   npm run bench -- import-latency    list p99 during a 500,000-row import vs none
  *   npm run bench -- memory            peak RSS importing a 1 GiB file
  *   npm run bench -- soak              10 minutes of mixed load while imports land (--minutes N)
@@ -26,6 +27,7 @@ import { apiBench } from './api-bench.js';
 import { OUT_DIR, type BenchContext } from './bench-context.js';
 import { freshDatabase, postgresAvailable, type Backend, type BenchDatabase } from './databases.js';
 import { loadDataset, type Dataset } from './dataset.js';
+import { gzipImportBench } from './gzip-import-bench.js';
 import { importBench } from './import-bench.js';
 import { importLatencyBench } from './import-latency-bench.js';
 import { loadTool } from './load.js';
@@ -78,6 +80,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   api: { describe: 'reads: Mirador ÷ reference server, full downloads', run: perBackend(apiBench) },
   import: { describe: 'mirador import beside sqlite3 .import', run: (ctx) => importBench(ctx) },
   workers: { describe: 'serve --workers 2 vs 1', run: perBackend(workersBench) },
+  'gzip-import': { describe: 'mirador import of the customers file as .csv.gz vs plain', run: (ctx) => gzipImportBench(ctx) },
   'import-latency': { describe: 'list p99 during a 500,000-row import vs none', run: (ctx) => importLatencyBench(ctx) },
   memory: { describe: 'peak RSS importing a 1 GiB file', run: (ctx) => memoryBench(ctx) },
   // Not in "all": it runs for 10 minutes on its own.

@@ -16,7 +16,7 @@ import { KINDS, type Kind } from '../domain/kinds.js';
 import { parseTimestamp } from '../http/api/list-query.js';
 import { CliError, type CliContext } from './cli-context.js';
 import { requireKind } from './import-commands.js';
-import { writeCsv, writeJson, writeNdjson, type Destination, type Spool } from './pull-output.js';
+import { writeCsv, writeJson, writeNdjson, type CsvDialect, type Destination, type Spool } from './pull-output.js';
 import { checkStateMatches, nextUpdatedSince, readState, writeState, type PullFormat, type PullState } from './pull-state.js';
 
 interface PullOptions {
@@ -26,6 +26,7 @@ interface PullOptions {
   since?: string;
   state?: string;
   format?: PullFormat;
+  csvDialect?: CsvDialect;
   output?: string;
   pageSize: string;
   json?: boolean;
@@ -42,6 +43,9 @@ export function registerPullCommand(program: Command, ctx: CliContext) {
     .option('--since <timestamp>', 'only records changed at or after this ISO 8601 date or time')
     .option('--state <file>', 'sync point: the next run fetches only what changed, and merges it into the output')
     .addOption(new Option('--format <format>', 'output format (default: ndjson, or the state file’s)').choices(['ndjson', 'csv', 'json']))
+    .addOption(
+      new Option('--csv-dialect <dialect>', 'with --format csv: rfc4180 (comma; the default, or the state file’s) or excel-es (UTF-8 BOM, ";", decimal comma)').choices(['rfc4180', 'excel-es']),
+    )
     .option('-o, --output <file>', 'write here (default: stdout; with --state: the state file’s)')
     .option('--page-size <n>', 'records per request, 1 to 1000', '1000')
     .option('--json', 'print a summary as JSON on stdout (needs -o)')
@@ -67,13 +71,15 @@ async function pull(ctx: CliContext, kind: Kind, opts: PullOptions, keyFromCli: 
   const stateFile = opts.state === undefined ? null : resolve(opts.state);
   const state = stateFile === null ? null : readState(stateFile);
   const format: PullFormat = opts.format ?? state?.format ?? 'ndjson';
+  if (opts.csvDialect !== undefined && format !== 'csv') throw new CliError(`--csv-dialect is for --format csv, not ${format}.`);
+  const csvDialect: CsvDialect | undefined = format === 'csv' ? (opts.csvDialect ?? state?.csv_dialect ?? 'rfc4180') : undefined;
   const output = opts.output !== undefined ? resolve(opts.output) : (state?.output ?? null);
   if (opts.json && output === null) throw new CliError('--json prints a summary on stdout, so the records need -o FILE.');
   if (stateFile !== null && format !== 'ndjson' && output === null) {
     throw new CliError(`--state with --format ${format} needs -o FILE: the file it keeps up to date.`);
   }
   if (stateFile !== null && state !== null) {
-    checkStateMatches(stateFile, state, { kind, base_url: baseUrl, sandbox, format, output });
+    checkStateMatches(stateFile, state, { kind, base_url: baseUrl, sandbox, format, csv_dialect: csvDialect, output });
     if (output !== null && !(await exists(output))) {
       throw new CliError(`${output} is missing, but "${stateFile}" says it holds the records up to ${state.max_actualizado_at}. Delete the state file to pull everything again.`);
     }
@@ -106,13 +112,13 @@ async function pull(ctx: CliContext, kind: Kind, opts: PullOptions, keyFromCli: 
     const to: Destination = output === null ? { stdout: process.stdout } : { file: output };
     let records: number;
     if (format === 'ndjson') records = (incremental ? state.records : 0) + (await writeNdjson(spool, to, incremental));
-    else if (format === 'csv') records = await writeCsv(spool, to, ITEM_FIELDS[kind], incremental ? output : null);
+    else if (format === 'csv') records = await writeCsv(spool, to, ITEM_FIELDS[kind], incremental ? output : null, csvDialect);
     else records = await writeJson(spool, to, incremental ? output : null);
 
     const maxSeen = max ?? state?.max_actualizado_at ?? null;
     if (stateFile !== null) {
       await writeState(stateFile, {
-        version: 1, kind, base_url: baseUrl, sandbox, format, output,
+        version: 1, kind, base_url: baseUrl, sandbox, format, ...(csvDialect ? { csv_dialect: csvDialect } : {}), output,
         max_actualizado_at: maxSeen, records, last_run_at: new Date().toISOString(),
       });
     }

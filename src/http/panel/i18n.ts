@@ -118,8 +118,8 @@ const MESSAGES = {
   uploadTitle: ['Subir un CSV', 'Upload a CSV'],
   uploadLabel: ['Archivo CSV exportado del ERP', 'CSV file exported from the ERP'],
   uploadHint: [
-    'Sustituye todos los datos de {kind} cuando termina la importación; hasta entonces se siguen sirviendo los actuales. Máximo {size}.',
-    'Replaces all {kind} data once the import ends; until then the current data is served. At most {size}.',
+    'Sustituye todos los datos de {kind} cuando termina la importación; hasta entonces se siguen sirviendo los actuales. Máximo {size} (descomprimido).',
+    'Replaces all {kind} data once the import ends; until then the current data is served. At most {size} (decompressed).',
   ],
   uploadButton: ['Subir e importar', 'Upload and import'],
   dropTitle: ['Arrastra aquí el archivo o pulsa para elegirlo', 'Drop the file here, or click to choose it'],

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isKind, KINDS, type Kind } from '../../domain/kinds.js';
 import type { ImportJob, Store } from '../../store/store.js';
 import { sliceItems } from '../api/snapshot-reader.js';
+import { isGzipName, plainUpload } from '../../imports/compressed-upload.js';
 import { confirmHeldImport, HeldImportError, rejectHeldImport } from '../../imports/held-imports.js';
 import { ApiError } from '../errors.js';
 import { HELP_SEEN_COOKIE } from './credential-routes.js';
@@ -108,7 +109,8 @@ export function registerImportRoutes(app: FastifyInstance, deps: PanelDeps) {
       }
       job = await store.createImport(
         { companyId: company.id, kind, filename: cleanFilename(part.filename, kind), source: 'panel' },
-        part.file,
+        // A `.csv.gz` is stored decompressed (compressed-upload.ts); a gzip body is recognised whatever its name.
+        plainUpload(part.file, isGzipName(part.filename)),
         config.maxUploadBytes,
       );
     }

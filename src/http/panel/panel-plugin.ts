@@ -16,6 +16,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { StoreUnavailableError, UploadTooLargeError, type Store } from '../../store/store.js';
+import { CorruptUploadError } from '../../imports/compressed-upload.js';
 import type { CredentialsCache } from '../credentials-cache.js';
 import { ApiError, sendError } from '../errors.js';
 import { registerAuthRoutes } from './auth-routes.js';
@@ -184,6 +185,7 @@ export async function panelPlugin(app: FastifyInstance, options: PanelOptions) {
 function classify(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof UploadTooLargeError) return new ApiError('payload_too_large', error.message);
+  if (error instanceof CorruptUploadError) return new ApiError('bad_request', error.message);
   if (error instanceof StoreUnavailableError) return new ApiError('unavailable', undefined, { 'Retry-After': '5' });
   const status = (error as { statusCode?: number }).statusCode;
   if (status === 413) return new ApiError('payload_too_large');

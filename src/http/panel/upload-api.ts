@@ -1,7 +1,8 @@
 /**
  * The panel's JSON API. `PUT /panel/api/imports/<kind>` takes a raw CSV
  * body with an upload token (what an ERP's scheduled export runs:
- * `curl -T export.csv -H "Authorization: Bearer upl_…" …`), streams it into
+ * `curl -T export.csv -H "Authorization: Bearer upl_…" …`, or a gzip body with
+ * `Content-Encoding: gzip`), streams it into
  * the store and answers the queued import. `GET /panel/api/imports/<id>` is
  * its status, for that token's company or a signed-in administrator (the
  * upload page polls it). Errors have the contract's shape.
@@ -9,6 +10,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseCredential } from '../../domain/api-keys.js';
 import type { ImportJob } from '../../store/store.js';
+import { plainUpload } from '../../imports/compressed-upload.js';
 import { presentedToken } from '../api/api-auth.js';
 import { ApiError } from '../errors.js';
 import { cleanFilename, kindParam, ownImport } from './import-routes.js';
@@ -35,6 +37,17 @@ export function importStatusJson(job: ImportJob, baseUrl: string) {
     report: job.report,
     status_url: `${baseUrl}/panel/api/imports/${job.id}`,
   };
+}
+
+/**
+ * `Content-Encoding: gzip` (or its old alias `x-gzip`); absent or `identity`: plain. Any other
+ * coding is refused rather than stored as if it were CSV.
+ */
+function contentEncodingIsGzip(header: string | undefined): boolean {
+  const codings = (header ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
+  if (codings.length === 0) return false;
+  if (codings.length === 1 && (codings[0] === 'gzip' || codings[0] === 'x-gzip')) return true;
+  throw new ApiError('bad_request', `Content-Encoding "${header}" is not supported: send the CSV plain or with "Content-Encoding: gzip".`);
 }
 
 export function registerUploadApi(api: FastifyInstance, deps: PanelDeps) {
@@ -65,14 +78,17 @@ export function registerUploadApi(api: FastifyInstance, deps: PanelDeps) {
     if (request.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {
       throw new ApiError('bad_request', 'The request has no body: send the CSV file as the body (curl -T export.csv …).');
     }
-    // Refused before reading a byte when the client says how much it will send.
-    if (length !== undefined && Number(length) > config.maxUploadBytes) {
+    const compressed = contentEncodingIsGzip(request.headers['content-encoding']);
+    // Refused before reading a byte when the client says how much it will send. A compressed
+    // body's length says nothing certain of its decompressed size, which the store bounds.
+    if (!compressed && length !== undefined && Number(length) > config.maxUploadBytes) {
       throw new ApiError('payload_too_large', `The upload is larger than the maximum of ${config.maxUploadBytes} bytes.`);
     }
     const filename = cleanFilename((request.query as { filename?: string }).filename, kind);
     const job = await store.createImport(
       { companyId, kind, filename, source: `token:${request.credential!.prefix}` },
-      request.raw,
+      // Stored decompressed (compressed-upload.ts): MAX_UPLOAD_BYTES bounds what it inflates to.
+      plainUpload(request.raw, compressed),
       config.maxUploadBytes,
     );
     deps.onImportQueued();
