@@ -23,7 +23,7 @@ import { registerImportRoutes } from './import-routes.js';
 import { registerMappingRoutes } from './mapping-routes.js';
 import { csrfBinding, CsrfError, loadVisitor, pageContext, sendPage, type PanelDeps } from './panel-context.js';
 import { PanelSessions, resolveSessionSecret } from './panel-session.js';
-import { SignInThrottle } from './sign-in-throttle.js';
+import { createThrottleBackend, SignInThrottle } from './sign-in-throttle.js';
 import { registerUploadApi } from './upload-api.js';
 import { errorPage } from './views/error-page.js';
 
@@ -63,11 +63,12 @@ export async function panelPlugin(app: FastifyInstance, options: PanelOptions) {
     store,
     credentials: options.credentials,
     sessions: new PanelSessions(secret, config.publicBaseUrl),
-    throttle: new SignInThrottle(),
+    throttle: new SignInThrottle(createThrottleBackend(config.redisUrl, store, app.log)),
     onImportQueued: options.onImportQueued ?? (() => {}),
     assets: { css: versioned(dir, 'panel.css'), js: versioned(dir, 'panel.js') },
   };
 
+  app.addHook('onClose', async () => deps.throttle.close());
   await app.register(cookie, { secret });
   await app.register(helmet, {
     contentSecurityPolicy: {
