@@ -1,17 +1,9 @@
 import type { Command } from 'commander';
-import { AUDIT_ACTIONS, AUDIT_GROUPS, auditActionsFor, type AuditEntry } from '../domain/audit.js';
+import { AUDIT_ACTIONS, AUDIT_GROUPS, auditActionsFor, describeDetails, type AuditEntry } from '../domain/audit.js';
 import { CliError, emit, iso, requireCompany, table, withStore, type CliContext, type JsonOption } from './cli-context.js';
 
 export function auditJson(e: AuditEntry) {
   return { id: e.id, at: iso(e.at), actor: e.actor, ip: e.ip, action: e.action, details: e.details };
-}
-
-/** Details on one line: `key=value`, nested values as JSON. */
-export function describeDetails(details: Record<string, unknown>): string {
-  return Object.entries(details)
-    .filter(([, v]) => v !== null && v !== undefined)
-    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
-    .join(' ');
 }
 
 export function registerAuditCommands(program: Command, ctx: CliContext) {

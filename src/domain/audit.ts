@@ -11,14 +11,14 @@
  *
  * @example
  * await store.revokeCredential(prefix, auditEvent(actor, company.id, 'key.revoke', { prefix }));
- * await store.recordAudit(auditEvent(actor, company.id, 'sign_out', {}));
+ * await store.recordAudit(auditEvent(actor, company.id, 'session.sign_out'));
  */
 
 /** Every action the trail records, grouped by the part before the dot. */
 export const AUDIT_ACTIONS = [
-  'sign_in',
-  'sign_in.failed',
-  'sign_out',
+  'session.sign_in',
+  'session.sign_in_failed',
+  'session.sign_out',
   'key.create',
   'key.revoke',
   'token.create',
@@ -36,7 +36,7 @@ export const AUDIT_ACTIONS = [
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-/** `key` selects `key.create` and `key.revoke`; `sign_in` selects itself and `sign_in.failed`. */
+/** The groups: `key` selects `key.create` and `key.revoke`. */
 export const AUDIT_GROUPS: readonly string[] = [...new Set(AUDIT_ACTIONS.map((a) => a.split('.')[0]!))];
 
 /**
@@ -44,10 +44,12 @@ export const AUDIT_GROUPS: readonly string[] = [...new Set(AUDIT_ACTIONS.map((a)
  * the dot); null when it names neither.
  */
 export function auditActionsFor(filter: string): AuditAction[] | null {
-  if ((AUDIT_ACTIONS as readonly string[]).includes(filter) && !AUDIT_GROUPS.includes(filter)) return [filter as AuditAction];
-  const group = AUDIT_ACTIONS.filter((a) => a === filter || a.startsWith(`${filter}.`));
-  return group.length > 0 ? group : null;
+  const actions = AUDIT_ACTIONS.filter((a) => a === filter || a.startsWith(`${filter}.`));
+  return actions.length > 0 ? actions : null;
 }
+
+/** The actions of a group, in catalog order. */
+export const actionsOfGroup = (group: string): AuditAction[] => AUDIT_ACTIONS.filter((a) => a.startsWith(`${group}.`));
 
 /** Who acted, and from where. */
 export interface AuditActor {
@@ -99,4 +101,12 @@ export const DEFAULT_AUDIT_RETENTION_MS = 365 * 86_400_000;
 /** The event of an upload; the store adds `import_id` and `size_bytes` when it is queued. */
 export function uploadAudit(who: AuditActor, companyId: number, kind: string, filename: string, source: string): AuditEvent {
   return auditEvent(who, companyId, 'import.upload', { kind, filename, source });
+}
+
+/** Details on one line, `key=value` (nested values as JSON), for the CLI's table and the panel. */
+export function describeDetails(details: Record<string, unknown>): string {
+  return Object.entries(details)
+    .filter(([, v]) => v !== null && v !== undefined)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(' ');
 }

@@ -152,7 +152,7 @@ export function previewMapping(kind: Kind, columns: readonly string[], override:
 
 /**
  * The audit event of a mapping change: the kind, and each field whose column
- * changed, `from` → `to` (null: the default mapping).
+ * changed, `from` → `to` (null: the default mapping); undefined when none did.
  */
 export function mappingAudit(
   who: AuditActor,
@@ -160,12 +160,13 @@ export function mappingAudit(
   kind: Kind,
   before: Record<string, string>,
   after: Record<string, string>,
-): AuditEvent {
+): AuditEvent | undefined {
   const changes: Record<string, { from: string | null; to: string | null }> = {};
   for (const field of new Set([...Object.keys(before), ...Object.keys(after)])) {
     const from = before[field] ?? null;
     const to = after[field] ?? null;
     if (from !== to) changes[field] = { from, to };
   }
-  return auditEvent(who, companyId, 'mapping.change', { kind, changes });
+  // Saving the same mapping again changes nothing: nothing to record.
+  return Object.keys(changes).length === 0 ? undefined : auditEvent(who, companyId, 'mapping.change', { kind, changes });
 }

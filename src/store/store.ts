@@ -293,7 +293,7 @@ export interface Store {
    * Appends one event to its company's trail.
    *
    * @example
-   * await store.recordAudit(auditEvent(userActor(email, ip), companyId, 'sign_in'));
+   * await store.recordAudit(auditEvent(userActor(email, ip), companyId, 'session.sign_in'));
    */
   recordAudit(event: AuditEvent): Promise<void>;
   /** A company's trail, newest first (see AuditQuery). */

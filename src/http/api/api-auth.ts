@@ -36,9 +36,17 @@ export async function authenticate(
   const token = presentedToken(request);
   if (token === null) throw new ApiError('auth_required');
   const credential = await credentials.verify(token, scope);
-  if (!credential) throw new ApiError('unauthorized');
+  if (!credential) throw expiredRefusal(credentials, token, scope) ?? new ApiError('unauthorized');
   request.credential = credential;
   return credential;
+}
+
+/** The 401 for a credential refused because it expired, saying so and when; null when it was refused for another reason. */
+export function expiredRefusal(credentials: CredentialsCache, token: string, scope: CredentialScope): ApiError | null {
+  const expired = credentials.expiredAt(token, scope);
+  if (!expired) return null;
+  const what = scope === 'read' ? 'API key' : 'upload token';
+  return new ApiError('unauthorized', `The ${what} expired on ${expired.toISOString()}. Create a new one, switch to it, and revoke this one.`);
 }
 
 declare module 'fastify' {

@@ -44,14 +44,14 @@ export function registerAuthRoutes(app: FastifyInstance, deps: PanelDeps) {
       // Only an existing account's company has a trail to write to; unknown emails are in the log.
       if (user) {
         const details = { email, ...(locked > 0 ? { locked_seconds: locked } : {}) };
-        await store.recordAudit(auditEvent(userActor(email, request.ip), user.companyId, 'sign_in.failed', details));
+        await store.recordAudit(auditEvent(userActor(email, request.ip), user.companyId, 'session.sign_in_failed', details));
       }
       const ctx = pageContext(request, reply, deps);
       return sendPage(reply, signInPage(ctx, { email, error: ctx.t('signInFailed'), next }), 401);
     }
     await throttle.succeeded(email);
     sessions.start(request, reply, user.id);
-    await store.recordAudit(auditEvent(userActor(user.email, request.ip), user.companyId, 'sign_in', { user_id: user.id }));
+    await store.recordAudit(auditEvent(userActor(user.email, request.ip), user.companyId, 'session.sign_in', { user_id: user.id }));
     request.log.info({ event: 'sign_in', user: user.id, company: user.companyId }, 'panel sign-in');
     return reply.redirect(next ?? '/panel', 303);
   });
@@ -59,7 +59,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: PanelDeps) {
   app.post('/sign-out', { config: { panelAccess: 'public' } }, async (request, reply) => {
     const visitor = request.panel;
     if (visitor?.user && visitor.company) {
-      await store.recordAudit(auditEvent(userActor(visitor.user.email, request.ip), visitor.company.id, 'sign_out', { user_id: visitor.user.id }));
+      await store.recordAudit(auditEvent(userActor(visitor.user.email, request.ip), visitor.company.id, 'session.sign_out', { user_id: visitor.user.id }));
     }
     sessions.end(reply);
     return reply.redirect('/panel/sign-in?bye=1', 303);

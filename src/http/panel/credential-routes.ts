@@ -1,6 +1,7 @@
 /** API keys (scope read) and upload tokens (scope upload): create, list, revoke; and the integration help that uses them. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { generateCredential, isValidPrefix, type CredentialScope } from '../../domain/api-keys.js';
+import { generateCredential, isValidPrefix, parseExpiresIn, type CredentialScope } from '../../domain/api-keys.js';
+import { auditEvent } from '../../domain/audit.js';
 import type { Credential } from '../../store/store.js';
 import { ApiError } from '../errors.js';
 import { admin, pageContext, sendPage, type PanelDeps } from './panel-context.js';
@@ -35,9 +36,10 @@ export function registerCredentialRoutes(app: FastifyInstance, deps: PanelDeps) 
     request: FastifyRequest,
     reply: FastifyReply,
     scope: CredentialScope,
-    created: { token: string; prefix: string } | null,
+    created: { token: string; prefix: string; expiresAt: Date | null } | null,
     notice: (t: PageContext['t']) => string | null,
     status?: number,
+    error?: (t: PageContext['t']) => string,
   ) {
     const { company } = admin(request);
     const ctx = pageContext(request, reply, deps);
@@ -49,6 +51,7 @@ export function registerCredentialRoutes(app: FastifyInstance, deps: PanelDeps) 
       credentials: list.reverse(),
       created,
       notice: notice(ctx.t),
+      error: error ? error(ctx.t) : null,
     });
     return status === undefined ? sendPage(reply, page) : sendPage(reply, page, status);
   }
@@ -65,13 +68,28 @@ export function registerCredentialRoutes(app: FastifyInstance, deps: PanelDeps) 
 
     // Answers the page itself rather than redirecting: the full value must not travel in a URL or a cookie.
     app.post(base, async (request, reply) => {
-      const { company } = admin(request);
+      const { company, who } = admin(request);
       const form = (request.body ?? {}) as Record<string, unknown>;
-      const label = typeof form.label === 'string' ? form.label.trim().slice(0, 200) : '';
+      const label = (typeof form.label === 'string' ? form.label.trim().slice(0, 200) : '') || null;
+      // The same lifetimes as `mirador key create --expires-in`: empty or absent is never.
+      const expiresText = typeof form.expires_in === 'string' ? form.expires_in.trim() : '';
+      const lifetime = expiresText === '' ? null : parseExpiresIn(expiresText);
+      if (expiresText !== '' && lifetime === null) {
+        return listPage(request, reply, scope, null, () => null, 400, (t) => t('expiresInvalid'));
+      }
+      const expiresAt = lifetime === null ? null : Date.now() + lifetime;
       const fresh = generateCredential(scope);
-      await store.createCredential({ companyId: company.id, scope, prefix: fresh.prefix, secretHash: fresh.secretHash, label: label || null });
+      await store.createCredential(
+        { companyId: company.id, scope, prefix: fresh.prefix, secretHash: fresh.secretHash, label, expiresAt },
+        auditEvent(who, company.id, scope === 'read' ? 'key.create' : 'token.create', {
+          prefix: fresh.prefix,
+          label,
+          expires_at: expiresAt === null ? null : new Date(expiresAt).toISOString(),
+        }),
+      );
       request.log.info({ company: company.id, scope, prefix: fresh.prefix }, 'panel credential created');
-      return listPage(request, reply, scope, { token: fresh.token, prefix: fresh.prefix }, () => null, 201);
+      const created = { token: fresh.token, prefix: fresh.prefix, expiresAt: expiresAt === null ? null : new Date(expiresAt) };
+      return listPage(request, reply, scope, created, () => null, 201);
     });
 
     // The confirmation step: a page of its own, so it works without the script and from the keyboard.
@@ -83,7 +101,9 @@ export function registerCredentialRoutes(app: FastifyInstance, deps: PanelDeps) 
 
     app.post(`${base}/:prefix/revoke`, async (request, reply) => {
       const credential = await ownCredential(request, scope);
-      await store.revokeCredential(credential.prefix);
+      const { who } = admin(request);
+      const action = scope === 'read' ? 'key.revoke' : 'token.revoke';
+      await store.revokeCredential(credential.prefix, auditEvent(who, credential.companyId, action, { prefix: credential.prefix, label: credential.label }));
       // This process refuses it at once; others within the cache's lifetime (under a second).
       credentials.forget(credential.prefix);
       request.log.info({ company: credential.companyId, scope, prefix: credential.prefix }, 'panel credential revoked');

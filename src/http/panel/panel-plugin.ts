@@ -17,6 +17,7 @@ import type { Config } from '../../config.js';
 import { StoreUnavailableError, UploadTooLargeError, type Store } from '../../store/store.js';
 import type { CredentialsCache } from '../credentials-cache.js';
 import { ApiError, sendError } from '../errors.js';
+import { registerAuditRoutes } from './audit-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import { registerCredentialRoutes } from './credential-routes.js';
 import { registerImportRoutes } from './import-routes.js';
@@ -159,6 +160,7 @@ export async function panelPlugin(app: FastifyInstance, options: PanelOptions) {
   registerImportRoutes(app, deps);
   registerMappingRoutes(app, deps);
   registerCredentialRoutes(app, deps);
+  registerAuditRoutes(app, deps);
   await app.register(async (api) => registerUploadApi(api, deps));
 }
 

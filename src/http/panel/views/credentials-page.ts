@@ -33,8 +33,34 @@ export interface CredentialsView {
   baseUrl: string;
   credentials: Credential[];
   /** The full value of a credential created by this request: shown this once. */
-  created: { token: string; prefix: string } | null;
+  created: { token: string; prefix: string; expiresAt: Date | null } | null;
   notice: string | null;
+  /** A refused form (an expiry that cannot be read). */
+  error?: string | null;
+}
+
+/** The lifetimes the key form offers (any `Nd`/`Nh` is accepted when posted). */
+const EXPIRY_CHOICES = ['30d', '90d', '180d', '365d'];
+
+function expiryField(ctx: PageContext): SafeHtml {
+  const { t } = ctx;
+  return html`<div class="field">
+      <label for="expires_in">${t('expiresIn')}</label>
+      <p class="hint" id="expires-hint">${t('expiresInHint')}</p>
+      <select id="expires_in" name="expires_in" aria-describedby="expires-hint">
+        <option value="">${t('expiresNever')}</option>
+        ${EXPIRY_CHOICES.map((c) => html`<option value="${c}">${t('expiresDays', { days: c.slice(0, -1) })}</option>`)}
+      </select>
+    </div>`;
+}
+
+function statusCell(ctx: PageContext, isKey: boolean, c: Credential): SafeHtml {
+  const { t, lang } = ctx;
+  if (c.revokedAt) {
+    return html`<span class="badge badge-bad">${isKey ? t('revoked') : t('revokedToken')}</span> <span class="when">${time(lang, t, c.revokedAt, 'short')}</span>`;
+  }
+  if (c.expiresAt && c.expiresAt.getTime() <= Date.now()) return html`<span class="badge badge-bad">${t('expired')}</span>`;
+  return html`<span class="badge badge-ok">${isKey ? t('active') : t('activeToken')}</span>`;
 }
 
 function listTable(ctx: PageContext, v: CredentialsView): SafeHtml {
@@ -47,9 +73,8 @@ function listTable(ctx: PageContext, v: CredentialsView): SafeHtml {
   <td class="wrap">${c.label ?? ''}</td>
   <td>${time(lang, t, c.createdAt, 'short')}</td>
   <td>${time(lang, t, c.lastUsedAt, 'short')}</td>
-  <td>${c.revokedAt
-    ? html`<span class="badge badge-bad">${isKey ? t('revoked') : t('revokedToken')}</span> <span class="when">${time(lang, t, c.revokedAt, 'short')}</span>`
-    : html`<span class="badge badge-ok">${isKey ? t('active') : t('activeToken')}</span>`}</td>
+  <td>${c.expiresAt ? time(lang, t, c.expiresAt, 'short') : t('expiresNever')}</td>
+  <td>${statusCell(ctx, isKey, c)}</td>
   <td>${c.revokedAt
     ? ''
     : html`<a href="${CREDENTIAL_PATH[v.scope]}/${c.prefix}/revoke">${t('revoke')}<span class="visually-hidden"> ${c.prefix}</span></a>`}</td>
@@ -61,7 +86,7 @@ function listTable(ctx: PageContext, v: CredentialsView): SafeHtml {
     html`<table>
 <caption class="visually-hidden">${caption}</caption>
 <thead><tr><th scope="col">${t('prefix')}</th><th scope="col">${t('label')}</th><th scope="col">${t('created')}</th>
-<th scope="col">${t('lastUsed')}</th><th scope="col">${t('status')}</th><th scope="col">${t('actions')}</th></tr></thead>
+<th scope="col">${t('lastUsed')}</th><th scope="col">${t('expires')}</th><th scope="col">${t('status')}</th><th scope="col">${t('actions')}</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>`,
   );
@@ -73,6 +98,7 @@ export function credentialsPage(ctx: PageContext, v: CredentialsView): SafeHtml 
   const created = v.created
     ? html`<section class="card created" aria-labelledby="created-title">
   <h2 id="created-title">${isKey ? t('keyCreated', { prefix: v.created.prefix }) : t('tokenCreated', { prefix: v.created.prefix })}</h2>
+  ${v.created.expiresAt ? html`<p>${t('keyCreatedUntil')} ${time(ctx.lang, t, v.created.expiresAt, 'long')}.</p>` : ''}
   ${copyable(t, 'new-secret', t('newSecret'), v.created.token, true)}
   ${isKey ? '' : copyable(t, 'new-command', t('tokenUsage'), uploadCommand(v.baseUrl, v.created.token), true)}
 </section>`
@@ -91,6 +117,7 @@ ${created}
       <p class="hint" id="label-hint">${t('labelHint')}</p>
       <input id="label" name="label" type="text" maxlength="200" aria-describedby="label-hint">
     </div>
+    ${isKey ? expiryField(ctx) : ''}
     <button type="submit" class="primary">${isKey ? t('createKeyButton') : t('createTokenButton')}</button>
   </form>
 </section>
@@ -103,7 +130,7 @@ ${usage}`;
     title: isKey ? t('keysTitle') : t('tokensTitle'),
     section: isKey ? 'keys' : 'tokens',
     body,
-    notice: v.notice ? { text: v.notice, kind: 'success' } : null,
+    notice: v.error ? { text: v.error, kind: 'error' } : v.notice ? { text: v.notice, kind: 'success' } : null,
   });
 }
 

@@ -18,7 +18,7 @@ export interface PageContext {
   assets: { css: string; js: string };
 }
 
-export type Section = 'overview' | 'keys' | 'tokens' | 'help' | null;
+export type Section = 'overview' | 'keys' | 'tokens' | 'help' | 'audit' | null;
 
 export interface PageOptions {
   title: string;
@@ -41,6 +41,7 @@ function nav(ctx: PageContext, section: Section): SafeHtml {
     ${link('/panel/keys', t('navKeys'), 'keys')}
     ${link('/panel/tokens', t('navTokens'), 'tokens')}
     ${link('/panel/help', t('navHelp'), 'help')}
+    ${link('/panel/audit', t('navAudit'), 'audit')}
   </ul></nav>`;
 }
 
