@@ -20,7 +20,7 @@ export function registerKeyCommands(program: Command, ctx: CliContext) {
     .argument('<slug>', 'company')
     .option('--label <label>', 'what the key is for')
     .option('--expires-in <duration>', 'refuse the key after this long: days or hours, such as 90d or 12h (default: never)')
-    .option('--json', 'print JSON: {"key", "prefix", "expires_at"}')
+    .option('--json', 'print JSON: {"key", "prefix"} (and "expires_at" with --expires-in)')
     .action(async (slug: string, opts: JsonOption & { label?: string; expiresIn?: string }) => {
       let expiresAt: number | null = null;
       if (opts.expiresIn !== undefined) {
@@ -37,7 +37,8 @@ export function registerKeyCommands(program: Command, ctx: CliContext) {
           { companyId: company.id, scope: 'read', prefix: fresh.prefix, secretHash: fresh.secretHash, label, expiresAt },
           auditEvent(cliWho(), company.id, 'key.create', { prefix: fresh.prefix, label, expires_at: expires }),
         );
-        emit(ctx, opts, { key: fresh.token, prefix: fresh.prefix, expires_at: expires }, () =>
+        // The contract's {"key", "prefix"}, and expires_at only for a key that expires.
+        emit(ctx, opts, { key: fresh.token, prefix: fresh.prefix, ...(expires ? { expires_at: expires } : {}) }, () =>
           [
             `Created API key ${fresh.prefix} for ${company.slug}${expires ? `, valid until ${expires}` : ''}:`,
             '',
