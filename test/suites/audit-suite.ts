@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { generateCredential } from '../../src/domain/api-keys.js';
 import { auditEvent, cliActor, type AuditEntry } from '../../src/domain/audit.js';
 import { writeGuard } from '../../src/imports/deletion-guard.js';
 import type { Store } from '../../src/store/store.js';
@@ -85,6 +86,34 @@ export function auditSuite(factory: StoreFactory) {
       const everything = JSON.stringify(await trail(store, company.id));
       assert.ok(!everything.includes(fullKey.split('_')[2]!), 'no secret in the trail');
       assert.doesNotMatch(everything, /(api|upl)_[a-z0-9]{8}_[0-9A-Za-z]{8}/);
+    });
+
+    test('the key form sets an expiry (or none); a bad one is refused and creates nothing; the list shows expiry and expired keys', async () => {
+      const { client, company } = await signedIn(server, store, 'aud-expiry');
+      const form = await client.get('/panel/keys');
+      assert.match(form.text, /<select id="expires_in" name="expires_in" aria-describedby="expires-hint">/);
+      assert.match(form.text, /<option value="90d">90 días<\/option>/);
+      const bad = await client.post('/panel/keys', { label: 'x', expires_in: '2w' });
+      assert.equal(bad.status, 400);
+      assert.match(bad.text, /La caducidad debe ser un número de días u horas/);
+      assert.deepEqual(await store.listCredentials(company.id, 'read'), []);
+      const created = await client.post('/panel/keys', { label: 'BI', expires_in: '30d' });
+      assert.equal(created.status, 201);
+      assert.match(created.text, /Válida hasta <time datetime="/);
+      const [key] = await store.listCredentials(company.id, 'read');
+      assert.ok(Math.abs(key!.expiresAt!.getTime() - (Date.now() + 30 * 86_400_000)) < 3_600_000);
+      await client.post('/panel/keys', { label: 'forever' });
+      const old = await credentialFor(store, company.id, 'read');
+      // An expired key: created with an expiry already past, as if time had run out.
+      const gone = generateCredential('read');
+      await store.createCredential({ companyId: company.id, scope: 'read', prefix: gone.prefix, secretHash: gone.secretHash, label: 'old', expiresAt: Date.now() - 1000 });
+      const list = await client.get('/panel/keys');
+      assert.match(list.text, /<th scope="col">Caduca<\/th>/);
+      const row = (prefix: string) => new RegExp(`<code>${prefix}</code>[\\s\\S]*?</tr>`).exec(list.text)![0];
+      assert.match(row(key!.prefix), new RegExp(`<time datetime="${key!.expiresAt!.toISOString()}">`));
+      assert.match(row(old.prefix), /<td>Nunca<\/td>/);
+      assert.match(row(gone.prefix), /<span class="badge badge-bad">Caducada<\/span>/);
+      assert.match(row(gone.prefix), /\/revoke"/, 'an expired key can still be revoked');
     });
 
     test('an event holding a full key by mistake keeps only its prefix', async () => {
