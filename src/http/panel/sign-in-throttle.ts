@@ -50,29 +50,46 @@ redis.call('HSET', KEYS[1], 'failures', failures, 'first_at', first, 'locked_unt
 redis.call('PEXPIREAT', KEYS[1], math.max(locked, first + win))
 return locked`;
 
+/**
+ * Like the API's rate limit, a Redis that cannot be reached slows nobody
+ * down rather than locking every administrator out: the password is still
+ * checked, and a warning is logged.
+ */
 export class RedisThrottleBackend implements ThrottleBackend {
   private readonly redis: Redis;
 
-  constructor(url: string, logger: FastifyBaseLogger) {
+  constructor(
+    url: string,
+    private readonly logger: FastifyBaseLogger,
+  ) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: 1000 });
     this.redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+  }
+
+  private async orNothing<T>(fallback: T, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'sign-in throttle: Redis unavailable, not counting');
+      return fallback;
+    }
   }
 
   private key(email: string) {
     return `mirador:signin:${email}`;
   }
 
-  async failed(email: string, now: number, policy: ThrottlePolicy) {
+  failed(email: string, now: number, policy: ThrottlePolicy) {
     const args = [now, policy.maxFailures, policy.windowMs, policy.lockMs].map(String);
-    return Number(await this.redis.eval(FAILED, 1, this.key(email), ...args));
+    return this.orNothing(0, async () => Number(await this.redis.eval(FAILED, 1, this.key(email), ...args)));
   }
 
-  async lockedUntil(email: string) {
-    return Number((await this.redis.hget(this.key(email), 'locked_until')) ?? 0);
+  lockedUntil(email: string) {
+    return this.orNothing(0, async () => Number((await this.redis.hget(this.key(email), 'locked_until')) ?? 0));
   }
 
-  async succeeded(email: string) {
-    await this.redis.del(this.key(email));
+  succeeded(email: string) {
+    return this.orNothing(undefined, async () => void (await this.redis.del(this.key(email))));
   }
 
   async close() {
