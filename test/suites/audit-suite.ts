@@ -204,7 +204,7 @@ export function auditSuite(factory: StoreFactory) {
         await store.recordAudit(auditEvent(cliActor('ana'), mine.company.id, 'guard.change', { n: i }));
       }
       await mine.client.get('/panel/keys');
-      await mine.client.post('/panel/keys', { label: 'mía' });
+      await mine.client.post('/panel/keys', { label: 'mía <img src=x onerror=alert(1)>' });
 
       const page = await mine.client.get('/panel/audit');
       assert.equal(page.status, 200);
@@ -214,7 +214,8 @@ export function auditSuite(factory: StoreFactory) {
       const actions = [...page.text.matchAll(/<code>([a-z_.]+)<\/code>/g)].map((m) => m[1]);
       assert.equal(actions.length, 50, 'a page of 50');
       assert.equal(actions[0], 'key.create', 'newest first');
-      assert.match(page.text, /label=mía/);
+      assert.match(page.text, /label=mía &lt;img src=x onerror=alert\(1\)&gt;/, 'escaped');
+      assert.doesNotMatch(page.text, /<img/);
       const older = /<a href="([^"]+)" rel="next">/.exec(page.text)![1]!.replaceAll('&amp;', '&');
       const page2 = await mine.client.get(older);
       const actions2 = [...page2.text.matchAll(/<code>([a-z_.]+)<\/code>/g)].map((m) => m[1]);
