@@ -10,6 +10,8 @@ import { generateCredential } from '../../src/domain/api-keys.js';
 import { auditEvent, cliActor, type AuditEntry } from '../../src/domain/audit.js';
 import { writeGuard } from '../../src/imports/deletion-guard.js';
 import type { Store } from '../../src/store/store.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { ImportWorker } from '../../src/imports/import-worker.js';
 import { csv } from '../helpers/csv.js';
 import { companyWithAdmin, credentialFor, PanelClient, signedIn, startPanelServer, waitForImport, type PanelServer } from '../helpers/panel.js';
 import type { StoreFactory } from '../helpers/stores.js';
@@ -236,6 +238,25 @@ export function auditSuite(factory: StoreFactory) {
 
       const signedOut = await new PanelClient(server.baseUrl).get('/panel/audit');
       assert.equal(signedOut.status, 303, 'signed-out visitors go to sign-in');
+    });
+
+    test("AUDIT_RETENTION_DAYS: a year by default, validated; the import worker's sweep applies it", async () => {
+      assert.equal(loadConfig({}).auditRetentionMs, 365 * 86_400_000);
+      assert.equal(loadConfig({ AUDIT_RETENTION_DAYS: '730' }).auditRetentionMs, 730 * 86_400_000);
+      for (const bad of ['0', '-1', 'x', '1.5']) assert.throws(() => loadConfig({ AUDIT_RETENTION_DAYS: bad }), ConfigError, bad);
+      const company = await store.createCompany('aud-worker', 'Worker');
+      await store.recordAudit(auditEvent(cliActor('ana'), company.id, 'guard.change', { n: 1 }));
+      const [entry] = await trail(store, company.id);
+      // A worker that keeps a year leaves it; one that keeps nothing removes whatever is older than its sweep.
+      const keep = new ImportWorker(store, { snapshotRetentionMs: 60_000, pollMs: 20 });
+      keep.start();
+      await keep.stop();
+      assert.deepEqual(await trail(store, company.id), [entry]);
+      while (Date.now() <= entry!.at.getTime()) await new Promise((r) => setTimeout(r, 1));
+      const sweep = new ImportWorker(store, { snapshotRetentionMs: 60_000, auditRetentionMs: 0, pollMs: 20 });
+      sweep.start();
+      await sweep.stop();
+      assert.deepEqual(await trail(store, company.id), []);
     });
 
     test('entries older than the retention are swept; recent ones stay', async () => {
