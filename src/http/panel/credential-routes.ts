@@ -5,11 +5,15 @@ import { auditEvent } from '../../domain/audit.js';
 import type { Credential } from '../../store/store.js';
 import { ApiError } from '../errors.js';
 import { admin, pageContext, sendPage, type PanelDeps } from './panel-context.js';
-import { CREDENTIAL_PATH, credentialsPage, revokePage } from './views/credentials-page.js';
+import { REVEAL_COOKIE, REVEAL_MAX_AGE_S } from './secret-reveal.js';
+import { CREDENTIAL_PATH, createdPage, credentialsPage, revokePage } from './views/credentials-page.js';
 import { helpPage } from './views/help-page.js';
 import type { PageContext } from './views/layout.js';
 
 const SECTION: Record<CredentialScope, string> = { read: '/keys', upload: '/tokens' };
+
+/** Set when the integration help (with its sandbox links) has been opened in this browser. */
+export const HELP_SEEN_COOKIE = 'mirador_help_seen';
 
 export function registerCredentialRoutes(app: FastifyInstance, deps: PanelDeps) {
   const { store, credentials } = deps;
@@ -29,16 +33,18 @@ export function registerCredentialRoutes(app: FastifyInstance, deps: PanelDeps) 
     return credential;
   }
 
-  app.get('/help', async (request, reply) => sendPage(reply, helpPage(pageContext(request, reply, deps), deps.config.publicBaseUrl)));
+  app.get('/help', async (request, reply) => {
+    // The overview's checklist counts the sandbox as tried once its links have been shown.
+    reply.setCookie(HELP_SEEN_COOKIE, '1', { path: '/panel', httpOnly: true, sameSite: 'lax', maxAge: 365 * 24 * 3600 });
+    return sendPage(reply, helpPage(pageContext(request, reply, deps), deps.config.publicBaseUrl));
+  });
 
-  /** The keys or tokens page, newest first; `created` is shown once, right after creation. */
+  /** The keys or tokens page, newest first; `error` refuses a form (answered 400). */
   async function listPage(
     request: FastifyRequest,
     reply: FastifyReply,
     scope: CredentialScope,
-    created: { token: string; prefix: string; expiresAt: Date | null } | null,
     notice: (t: PageContext['t']) => string | null,
-    status?: number,
     error?: (t: PageContext['t']) => string,
   ) {
     const { company } = admin(request);
@@ -49,11 +55,10 @@ export function registerCredentialRoutes(app: FastifyInstance, deps: PanelDeps) 
       companyName: company.name,
       baseUrl: deps.config.publicBaseUrl,
       credentials: list.reverse(),
-      created,
       notice: notice(ctx.t),
       error: error ? error(ctx.t) : null,
     });
-    return status === undefined ? sendPage(reply, page) : sendPage(reply, page, status);
+    return error ? sendPage(reply, page, 400) : sendPage(reply, page);
   }
 
   for (const scope of ['read', 'upload'] as const) {
@@ -61,22 +66,21 @@ export function registerCredentialRoutes(app: FastifyInstance, deps: PanelDeps) 
 
     app.get(base, async (request, reply) => {
       const revoked = (request.query as { revoked?: string }).revoked;
-      return listPage(request, reply, scope, null, (t) =>
+      return listPage(request, reply, scope, (t) =>
         revoked && isValidPrefix(revoked) ? t(scope === 'read' ? 'keyRevokedNotice' : 'tokenRevokedNotice', { prefix: revoked }) : null,
       );
     });
 
-    // Answers the page itself rather than redirecting: the full value must not travel in a URL or a cookie.
+    // POST-redirect-GET: the new value is shown by the page this redirects to, once; a refresh
+    // of that page shows it no more and creates nothing (secret-reveal.ts says how it travels).
     app.post(base, async (request, reply) => {
-      const { company, who } = admin(request);
+      const { company, user, who } = admin(request);
       const form = (request.body ?? {}) as Record<string, unknown>;
       const label = (typeof form.label === 'string' ? form.label.trim().slice(0, 200) : '') || null;
       // The same lifetimes as `mirador key create --expires-in`: empty or absent is never.
       const expiresText = typeof form.expires_in === 'string' ? form.expires_in.trim() : '';
       const lifetime = expiresText === '' ? null : parseExpiresIn(expiresText);
-      if (expiresText !== '' && lifetime === null) {
-        return listPage(request, reply, scope, null, () => null, 400, (t) => t('expiresInvalid'));
-      }
+      if (expiresText !== '' && lifetime === null) return listPage(request, reply, scope, () => null, (t) => t('expiresInvalid'));
       const expiresAt = lifetime === null ? null : Date.now() + lifetime;
       const fresh = generateCredential(scope);
       await store.createCredential(
@@ -88,8 +92,18 @@ export function registerCredentialRoutes(app: FastifyInstance, deps: PanelDeps) 
         }),
       );
       request.log.info({ company: company.id, scope, prefix: fresh.prefix }, 'panel credential created');
-      const created = { token: fresh.token, prefix: fresh.prefix, expiresAt: expiresAt === null ? null : new Date(expiresAt) };
-      return listPage(request, reply, scope, created, () => null, 201);
+      const sealed = deps.reveals.seal({ userId: user.id, prefix: fresh.prefix, secret: fresh.token });
+      reply.setCookie(REVEAL_COOKIE, sealed, { ...deps.sessions.cookieOptions(request, REVEAL_MAX_AGE_S), signed: false });
+      return reply.redirect(`${CREDENTIAL_PATH[scope]}/${fresh.prefix}/created`, 303);
+    });
+
+    app.get(`${base}/:prefix/created`, async (request, reply) => {
+      const credential = await ownCredential(request, scope);
+      const { user } = admin(request);
+      const secret = deps.reveals.open(request.cookies[REVEAL_COOKIE], user.id, credential.prefix);
+      reply.clearCookie(REVEAL_COOKIE, { path: '/panel' });
+      const ctx = pageContext(request, reply, deps);
+      return sendPage(reply, createdPage(ctx, scope, credential, secret, deps.config.publicBaseUrl));
     });
 
     // The confirmation step: a page of its own, so it works without the script and from the keyboard.

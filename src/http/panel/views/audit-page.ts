@@ -46,10 +46,10 @@ function entriesTable(ctx: PageContext, entries: AuditEntry[]): SafeHtml {
   const caption = t('auditTitle');
   const rows = entries.map(
     (e) => html`<tr>
-  <td>${time(lang, t, e.at, 'long')}</td>
-  <td class="wrap">${e.actor}${e.ip ? html`<br><span class="when">${e.ip}</span>` : ''}</td>
-  <td>${auditLabel(t, e.action)}<br><code>${e.action}</code></td>
-  <td class="wrap"><code>${describeDetails(e.details)}</code></td>
+  <td data-label="${t('auditWhen')}">${time(lang, t, e.at, 'long')}</td>
+  <td data-label="${t('auditWho')}" class="wrap">${e.actor}${e.ip ? html`<br><span class="when">${e.ip}</span>` : ''}</td>
+  <td data-label="${t('auditWhat')}">${auditLabel(t, e.action)}<br><code>${e.action}</code></td>
+  <td data-label="${t('auditDetails')}" class="wrap"><code>${describeDetails(e.details)}</code></td>
 </tr>`,
   );
   return scrollTable(
