@@ -42,9 +42,12 @@ export function registerAuthRoutes(app: FastifyInstance, deps: PanelDeps) {
       const locked = await throttle.failed(email);
       request.log.info({ event: 'sign_in_failed' }, 'panel sign-in failed');
       // Only an existing account's company has a trail to write to; unknown emails are in the log.
+      // Not awaited: the answer must take as long whether the account exists or not.
       if (user) {
         const details = { email, ...(locked > 0 ? { locked_seconds: locked } : {}) };
-        await store.recordAudit(auditEvent(userActor(email, request.ip), user.companyId, 'session.sign_in_failed', details));
+        store
+          .recordAudit(auditEvent(userActor(email, request.ip), user.companyId, 'session.sign_in_failed', details))
+          .catch((err: unknown) => request.log.error({ err }, 'audit: failed sign-in not recorded'));
       }
       const ctx = pageContext(request, reply, deps);
       return sendPage(reply, signInPage(ctx, { email, error: ctx.t('signInFailed'), next }), 401);
