@@ -22,6 +22,8 @@ export interface Config {
   tombstoneRetentionMs: number;
   /** Memory budget of the in-process cache of item chunks, in bytes. */
   chunkCacheBytes: number;
+  /** How long audit trail entries are kept, in ms. */
+  auditRetentionMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -44,6 +46,8 @@ const DEFAULTS = {
   // 512 MiB of hot item chunks per process: room for a 100,000-customer snapshot (~380 MiB of
   // items), so a full download is served from memory once it has been read.
   CHUNK_CACHE_MB: '512',
+  // The audit trail keeps a year of who did what (issue 24's minimum).
+  AUDIT_RETENTION_DAYS: '365',
 } as const;
 
 /** Every variable read, for the README's configuration table (a test compares them). */
@@ -87,5 +91,6 @@ export function loadConfig(env: Env = process.env): Config {
     snapshotRetentionMs: intVar(env, 'SNAPSHOT_RETENTION_SECONDS', 0, 365 * 86400) * 1000,
     tombstoneRetentionMs: intVar(env, 'TOMBSTONE_RETENTION_DAYS', 1, 100 * 365) * 86_400_000,
     chunkCacheBytes: intVar(env, 'CHUNK_CACHE_MB', 0, 1 << 20) * 1024 * 1024,
+    auditRetentionMs: intVar(env, 'AUDIT_RETENTION_DAYS', 1, 100 * 365) * 86_400_000,
   };
 }

@@ -11,7 +11,8 @@ import type { ImportReport } from '../imports/import-report.js';
 import { listNames, quoteName } from '../imports/import-error.js';
 import { announcedSize, CorruptUploadError, isGzipName, plainUpload } from '../imports/compressed-upload.js';
 import { UploadTooLargeError, type ImportJob, type Store } from '../store/store.js';
-import { CliError, emit, iso, requireCompany, table, withStore, type CliContext, type JsonOption } from './cli-context.js';
+import { uploadAudit } from '../domain/audit.js';
+import { CliError, cliWho, emit, iso, requireCompany, table, withStore, type CliContext, type JsonOption } from './cli-context.js';
 
 const FINAL = new Set(['succeeded', 'failed', 'awaiting_confirmation', 'rejected']);
 /** `mirador import`'s exit code when the import is held for confirmation (contract §3). */
@@ -56,7 +57,15 @@ export function registerImportCommands(program: Command, ctx: CliContext) {
           // Waiting, the command prepares the import while it stores the file (where the store can).
           queued = await queueLocalFile(
             store,
-            { companyId: company.id, kind, filename: basename(file), source: 'cli', sizeBytes: size, open },
+            {
+              companyId: company.id,
+              kind,
+              filename: basename(file),
+              source: 'cli',
+              sizeBytes: size,
+              open,
+              audit: uploadAudit(cliWho(), company.id, kind, basename(file), 'cli'),
+            },
             ctx.config.maxUploadBytes,
             { prepare: opts.wait, apply: { onProgress: (rows, bytes) => progress?.reading(rows, bytes) } },
           );
@@ -126,8 +135,8 @@ async function decideHeld(ctx: CliContext, slug: string, action: string, idArg: 
     try {
       const report =
         action === 'confirm'
-          ? await confirmHeldImport(store, company.id, id, ctx.config.tombstoneRetentionMs)
-          : await rejectHeldImport(store, company.id, id);
+          ? await confirmHeldImport(store, company.id, id, ctx.config.tombstoneRetentionMs, cliWho())
+          : await rejectHeldImport(store, company.id, id, cliWho());
       emit(ctx, opts, report, () =>
         action === 'confirm'
           ? `Import ${id} confirmed: ${report.deleted} records removed, the new data is live.`
@@ -195,6 +204,7 @@ async function waitForImport(
   const worker = new ImportWorker(store, {
     snapshotRetentionMs: ctx.config.snapshotRetentionMs,
     tombstoneRetentionMs: ctx.config.tombstoneRetentionMs,
+    auditRetentionMs: ctx.config.auditRetentionMs,
     // No gzip segments here: the command ends at publication, and a serving process's import
     // worker makes them (ImportWorker's makeSegments).
   });

@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import type { ImportJob, Store } from '../store/store.js';
+import { DEFAULT_AUDIT_RETENTION_MS } from '../domain/audit.js';
 import { writeChunkSegments, type SegmentStats } from '../snapshots/chunk-segments.js';
 import { applyImport, applyPreparedImport, type PreparedImport } from './apply-import.js';
 import type { ImportReport } from './import-report.js';
@@ -65,6 +66,8 @@ export class ImportWorker {
       pollMs?: number;
       snapshotRetentionMs: number;
       tombstoneRetentionMs?: number;
+      /** Audit entries older than this are deleted by the sweep (default: a year). */
+      auditRetentionMs?: number;
       events?: WorkerEvents;
       /** Uploads from this size on are parsed in a thread of their own (apply-import.ts's default otherwise). */
       threadFromBytes?: number;
@@ -186,6 +189,8 @@ export class ImportWorker {
     if (now - this.lastSweep >= SWEEP_EVERY_MS) {
       this.lastSweep = now;
       await this.store.sweepSnapshots(now - this.options.snapshotRetentionMs);
+      await this.store.sweepAudit(now - (this.options.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_MS));
+      await this.store.sweepSignInFailures(now);
     }
   }
 }

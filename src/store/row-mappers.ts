@@ -6,6 +6,8 @@
 import type { Kind } from '../domain/kinds.js';
 import { HASH_ALGORITHMS, type HashAlgorithm } from '../domain/item-renderer.js';
 import type { CredentialScope } from '../domain/api-keys.js';
+import type { AuditAction, AuditEntry } from '../domain/audit.js';
+import type { ThrottleState } from '../domain/sign-in-policy.js';
 import { decodeUint32s } from './chunk-builder.js';
 import type { Company, Credential, ImportJob, ImportStatus, SnapshotMeta, User } from './store.js';
 
@@ -17,6 +19,7 @@ export const toCompany = (r: CompanyRow): Company => ({ id: r.id, slug: r.slug, 
 export interface CredentialRow {
   id: number; company_id: number; scope: CredentialScope; prefix: string; secret_hash: Buffer;
   label: string | null; created_at: number; last_used_at: number | null; revoked_at: number | null;
+  expires_at: number | null;
 }
 export const toCredential = (r: CredentialRow): Credential => ({
   id: r.id,
@@ -28,6 +31,17 @@ export const toCredential = (r: CredentialRow): Credential => ({
   createdAt: new Date(r.created_at),
   lastUsedAt: date(r.last_used_at),
   revokedAt: date(r.revoked_at),
+  expiresAt: date(r.expires_at),
+});
+
+export interface AuditRow { id: number; company_id: number; at: number; actor: string; ip: string | null; action: AuditAction; details: string }
+export const toAuditEntry = (r: AuditRow): AuditEntry => ({
+  id: r.id, companyId: r.company_id, at: new Date(r.at), actor: r.actor, ip: r.ip, action: r.action, details: JSON.parse(r.details),
+});
+
+export interface SignInFailureRow { failures: number; first_at: number; locked_until: number; expires_at: number }
+export const toThrottleState = (r: SignInFailureRow): ThrottleState => ({
+  failures: r.failures, firstAt: r.first_at, lockedUntil: r.locked_until, expiresAt: r.expires_at,
 });
 
 export interface UserRow { id: number; company_id: number; email: string; password_hash: string; created_at: number }

@@ -13,6 +13,10 @@
 import type { Kind } from '../domain/kinds.js';
 import type { HashAlgorithm } from '../domain/item-renderer.js';
 import type { CredentialScope } from '../domain/api-keys.js';
+import type { AuditAction, AuditEntry, AuditEvent } from '../domain/audit.js';
+import type { ThrottlePolicy } from '../domain/sign-in-policy.js';
+
+export type { AuditEntry, AuditEvent } from '../domain/audit.js';
 
 export interface Company {
   id: number;
@@ -31,6 +35,17 @@ export interface Credential {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  /** Refused from this time on; null: never expires. */
+  expiresAt: Date | null;
+}
+
+/** A page of a company's audit trail: newest first, entries with an id below `before`. */
+export interface AuditQuery {
+  /** Only these actions (none: all). */
+  actions?: readonly AuditAction[];
+  /** Only entries older than this id (the last id of the previous page). */
+  before?: number;
+  limit: number;
 }
 
 export interface User {
@@ -270,18 +285,52 @@ export interface Store {
   companyById(id: number): Promise<Company | null>;
   listCompanies(): Promise<Company[]>;
 
+  // Audit trail. Methods that change something take an optional `audit`
+  // event, written in the same transaction as the change (and only when the
+  // change happens); `recordAudit` is for actions that change nothing stored
+  // (signing in and out) and for features whose change has no such parameter.
+  /**
+   * Appends one event to its company's trail.
+   *
+   * @example
+   * await store.recordAudit(auditEvent(userActor(email, ip), companyId, 'session.sign_in'));
+   */
+  recordAudit(event: AuditEvent): Promise<void>;
+  /** A company's trail, newest first (see AuditQuery). */
+  listAudit(companyId: number, query: AuditQuery): Promise<AuditEntry[]>;
+  /** Deletes entries older than `before` (epoch ms); returns how many. */
+  sweepAudit(before: number): Promise<number>;
+
+  // Failed sign-ins, shared by every instance over this store (see domain/sign-in-policy.ts)
+  /** Counts a failure of `email` at `now`; returns until when it is locked (0: not locked). */
+  signInFailed(email: string, now: number, policy: ThrottlePolicy): Promise<number>;
+  /** Until when `email` is locked (epoch ms; 0 or past: not locked). */
+  signInLockedUntil(email: string): Promise<number>;
+  /** Forgets the failures of `email` (it signed in). */
+  signInSucceeded(email: string): Promise<void>;
+  /** Deletes the records of failures that no longer count at `now`. */
+  sweepSignInFailures(now: number): Promise<number>;
+
   // Credentials: API keys (scope read) and upload tokens (scope upload)
-  createCredential(input: {
-    companyId: number;
-    scope: CredentialScope;
-    prefix: string;
-    secretHash: Buffer;
-    label: string | null;
-  }): Promise<Credential>;
+  createCredential(
+    input: {
+      companyId: number;
+      scope: CredentialScope;
+      prefix: string;
+      secretHash: Buffer;
+      label: string | null;
+      /** Epoch ms after which it is refused; null or absent: never. */
+      expiresAt?: number | null;
+    },
+    audit?: AuditEvent,
+  ): Promise<Credential>;
   credentialByPrefix(prefix: string): Promise<Credential | null>;
   listCredentials(companyId: number, scope: CredentialScope): Promise<Credential[]>;
-  /** Marks a credential revoked; returns it, or null if the prefix is unknown. Idempotent. */
-  revokeCredential(prefix: string): Promise<Credential | null>;
+  /**
+   * Marks a credential revoked; returns it, or null if the prefix is unknown.
+   * Idempotent: `audit` is only written when this call revoked it.
+   */
+  revokeCredential(prefix: string, audit?: AuditEvent): Promise<Credential | null>;
   /** Records last-use times in one batch (called periodically, never per request). */
   touchCredentials(lastUsed: ReadonlyMap<string, number>): Promise<void>;
 
@@ -290,39 +339,43 @@ export interface Store {
   /** Stores `value` unless a value exists; returns the stored one. */
   initSetting(name: string, value: string): Promise<string>;
   /** Stores `value`, replacing any previous one. */
-  setSetting(name: string, value: string): Promise<void>;
+  setSetting(name: string, value: string, audit?: AuditEvent): Promise<void>;
 
   // Panel users
-  createUser(input: { companyId: number; email: string; passwordHash: string }): Promise<User>;
+  /** `audit.details` gains the new user's `user_id`. */
+  createUser(input: { companyId: number; email: string; passwordHash: string }, audit?: AuditEvent): Promise<User>;
   userByEmail(email: string): Promise<User | null>;
   userById(id: number): Promise<User | null>;
 
   // Column mappings: a company's override of the default mapping, field → column
   getMapping(companyId: number, kind: Kind): Promise<Record<string, string>>;
-  setMapping(companyId: number, kind: Kind, mapping: Record<string, string>): Promise<void>;
+  setMapping(companyId: number, kind: Kind, mapping: Record<string, string>, audit?: AuditEvent): Promise<void>;
 
   // Imports: the durable queue
   /**
    * Stores an upload durably and queues it. Streams `body` into the database;
    * throws UploadTooLargeError (and stores nothing) past `maxBytes`.
    * `onCreated` learns the import's id as soon as it has one, before the
-   * upload is stored (see imports/prepared-import.ts).
+   * upload is stored (see imports/prepared-import.ts). `audit` is written
+   * when the upload is queued, its details gaining `import_id` and `size_bytes`.
    */
   createImport(
     input: { companyId: number; kind: Kind; filename: string; source: string },
     body: AsyncIterable<Buffer>,
     maxBytes: number,
     onCreated?: (id: number) => void,
+    audit?: AuditEvent,
   ): Promise<ImportJob>;
   /**
    * Queues a new import of the same company, kind and file as import `id`,
    * copying its stored upload (the panel's "re-apply the last file", after a
    * mapping change). `source` says who asked. Null when `id` is unknown.
+   * `audit.details` gains the new import's `import_id`.
    *
    * @example
    * const again = await store.copyImport(last.id, 'panel');
    */
-  copyImport(id: number, source: string): Promise<ImportJob | null>;
+  copyImport(id: number, source: string, audit?: AuditEvent): Promise<ImportJob | null>;
   importById(id: number): Promise<ImportJob | null>;
   /** Newest first. */
   listImports(companyId: number, kind?: Kind, limit?: number): Promise<ImportJob[]>;
@@ -338,8 +391,11 @@ export interface Store {
   failImport(id: number, error: string, report: unknown): Promise<void>;
   /** Holds a running import's staged snapshot for an administrator's decision (the mass-deletion guard). */
   holdImport(id: number, snapshotId: number, report: unknown): Promise<void>;
-  /** Rejects an import awaiting confirmation: its staged snapshot is discarded. Idempotent. */
-  rejectImport(id: number, report: unknown): Promise<void>;
+  /**
+   * Rejects an import awaiting confirmation: its staged snapshot is discarded.
+   * Idempotent: `audit` is only written when this call rejected it.
+   */
+  rejectImport(id: number, report: unknown, audit?: AuditEvent): Promise<void>;
   /**
    * Puts running imports whose worker is gone back in the queue (or fails them
    * after too many attempts). A worker is gone when `isGone(worker,

@@ -108,6 +108,7 @@ describe('panel pages: accessibility, layout and screenshots', { skip: browserSk
           ['key-revoke', `/panel/keys/${ids.key}/revoke`],
           ['tokens', '/panel/tokens'],
           ['help', '/panel/help'],
+          ['audit', '/panel/audit'],
           ['not-found', '/panel/imports/999999'],
         ];
         for (const [name, path] of pages) {
@@ -125,8 +126,11 @@ describe('panel pages: accessibility, layout and screenshots', { skip: browserSk
         await check(page, errors, 'token-created');
         await page.goto(`${base}/panel/keys`);
         await page.fill('#label', 'Cuadro de mando de dirección');
+        await page.selectOption('#expires_in', '90d');
         await page.click('button:has-text("Crear clave")');
         await check(page, errors, 'key-created');
+        await page.goto(`${base}/panel/audit?action=key`);
+        await check(page, errors, 'audit-filtered');
         await page.goto(`${base}/panel/kinds/clientes/mapping`);
         await page.selectOption('#map-nombre', 'NOMBRE');
         await page.click('button:has-text("Guardar mapeo")');

@@ -37,6 +37,8 @@ export async function authenticate(
   if (token === null) throw new ApiError('auth_required');
   const credential = await credentials.verify(token, scope);
   if (!credential) {
+    const expired = expiredRefusal(credentials, token, scope);
+    if (expired) throw expired;
     // An upload token is the one credential a user may well hold and try here: say what it is.
     if (scope === 'read' && parseCredential(token)?.scope === 'upload') {
       throw new ApiError(
@@ -48,6 +50,14 @@ export async function authenticate(
   }
   request.credential = credential;
   return credential;
+}
+
+/** The 401 for a credential refused because it expired, saying so and when; null when it was refused for another reason. */
+export function expiredRefusal(credentials: CredentialsCache, token: string, scope: CredentialScope): ApiError | null {
+  const expired = credentials.expiredAt(token, scope);
+  if (!expired) return null;
+  const what = scope === 'read' ? 'API key' : 'upload token';
+  return new ApiError('unauthorized', `The ${what} expired on ${expired.toISOString()}. Create a new one, switch to it, and revoke this one.`);
 }
 
 declare module 'fastify' {

@@ -317,6 +317,63 @@ const MESSAGES = {
   exampleUpload: ['Subir un CSV con un token de subida', 'Upload a CSV with an upload token'],
   examplePlaceholder: ['Sustituye <clave> por una clave API y <token> por un token de subida.', 'Replace <key> with an API key and <token> with an upload token.'],
 
+  // Key expiry (issue 24)
+  expires: ['Caduca', 'Expires'],
+  expiresIn: ['Caducidad', 'Expiry'],
+  expiresInHint: [
+    'Pasado este plazo la clave deja de funcionar (401). Para cambiarla sin cortes: crea la nueva, cámbiala en la aplicación y revoca la antigua.',
+    'After this the key stops working (401). To rotate without downtime: create the new key, switch the application to it, then revoke the old one.',
+  ],
+  expiresNever: ['Nunca', 'Never'],
+  expiresDays: ['{days} días', '{days} days'],
+  expired: ['Caducada', 'Expired'],
+  expiresInvalid: ['La caducidad debe ser un número de días u horas, p. ej. 90d o 12h.', 'The expiry must be a number of days or hours, e.g. 90d or 12h.'],
+  keyCreatedUntil: ['Válida hasta', 'Valid until'],
+
+  // Audit trail (issue 24)
+  navAudit: ['Actividad', 'Activity'],
+  auditTitle: ['Registro de actividad', 'Activity log'],
+  auditIntro: [
+    'Quién hizo qué en {company}: accesos al panel, claves, tokens, subidas, decisiones sobre importaciones retenidas y cambios de mapeo. Lo más reciente primero; se conserva {days} días.',
+    'Who did what in {company}: panel sign-ins, keys, tokens, uploads, decisions on held imports and mapping changes. Newest first; kept for {days} days.',
+  ],
+  auditFilter: ['Acción', 'Action'],
+  auditAllActions: ['Todas', 'All'],
+  auditApply: ['Filtrar', 'Filter'],
+  auditWhen: ['Cuándo', 'When'],
+  auditWho: ['Quién', 'Who'],
+  auditWhat: ['Acción', 'Action'],
+  auditDetails: ['Detalles', 'Details'],
+  auditEmpty: ['No hay actividad registrada con este filtro.', 'No activity recorded with this filter.'],
+  auditOlder: ['Más antiguas', 'Older'],
+  auditNewest: ['Volver a las más recientes', 'Back to the newest'],
+  auditPages: ['Páginas del registro', 'Log pages'],
+  auditBadAction: ['Esa acción no existe.', 'There is no such action.'],
+  'action_session.sign_in': ['Inicio de sesión', 'Sign-in'],
+  'action_session.sign_in_failed': ['Inicio de sesión fallido', 'Failed sign-in'],
+  'action_session.sign_out': ['Cierre de sesión', 'Sign-out'],
+  'action_key.create': ['Clave creada', 'Key created'],
+  'action_key.revoke': ['Clave revocada', 'Key revoked'],
+  'action_token.create': ['Token creado', 'Token created'],
+  'action_token.revoke': ['Token revocado', 'Token revoked'],
+  'action_import.upload': ['Archivo subido', 'File uploaded'],
+  'action_import.confirm': ['Importación confirmada', 'Import confirmed'],
+  'action_import.reject': ['Importación rechazada', 'Import rejected'],
+  'action_mapping.change': ['Mapeo cambiado', 'Mapping changed'],
+  'action_user.create': ['Administrador creado', 'Administrator created'],
+  'action_guard.change': ['Protección de borrado cambiada', 'Deletion guard changed'],
+  'action_webhook.create': ['Webhook creado', 'Webhook created'],
+  'action_webhook.update': ['Webhook cambiado', 'Webhook changed'],
+  'action_webhook.delete': ['Webhook eliminado', 'Webhook deleted'],
+  group_session: ['Sesiones', 'Sessions'],
+  group_key: ['Claves API', 'API keys'],
+  group_token: ['Tokens de subida', 'Upload tokens'],
+  group_import: ['Importaciones', 'Imports'],
+  group_mapping: ['Mapeo', 'Mapping'],
+  group_user: ['Administradores', 'Administrators'],
+  group_guard: ['Protección de borrado', 'Deletion guard'],
+  group_webhook: ['Webhooks', 'Webhooks'],
+
   // Errors
   notFoundTitle: ['No encontrado', 'Not found'],
   notFoundText: ['No hay nada en esta dirección.', 'There is nothing at this address.'],
@@ -354,4 +411,10 @@ export function importErrorLabel(t: Translate, code: string): string | null {
 export function statusLabel(t: Translate, status: string): string {
   const key = `status_${status}`;
   return key in MESSAGES ? t(key as MessageKey) : status;
+}
+
+/** The label of an audit action (`key.revoke`) or group (`key`); the name itself when the table lacks it. */
+export function auditLabel(t: Translate, name: string, group = false): string {
+  const key = `${group ? 'group' : 'action'}_${name}`;
+  return key in MESSAGES ? t(key as MessageKey) : name;
 }

@@ -19,6 +19,7 @@ import { StoreUnavailableError, UploadTooLargeError, type Store } from '../../st
 import { CorruptUploadError } from '../../imports/compressed-upload.js';
 import type { CredentialsCache } from '../credentials-cache.js';
 import { ApiError, sendError } from '../errors.js';
+import { registerAuditRoutes } from './audit-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import { registerCredentialRoutes } from './credential-routes.js';
 import { registerImportRoutes } from './import-routes.js';
@@ -26,7 +27,7 @@ import { registerMappingRoutes } from './mapping-routes.js';
 import { csrfBinding, CsrfError, loadVisitor, pageContext, sendPage, type PanelDeps } from './panel-context.js';
 import { PanelSessions, resolveSessionSecret } from './panel-session.js';
 import { SecretReveals } from './secret-reveal.js';
-import { SignInThrottle } from './sign-in-throttle.js';
+import { createThrottleBackend, SignInThrottle } from './sign-in-throttle.js';
 import { registerUploadApi } from './upload-api.js';
 import { errorPage } from './views/error-page.js';
 import { MARK_SVG } from './views/mark.js';
@@ -73,11 +74,12 @@ export async function panelPlugin(app: FastifyInstance, options: PanelOptions) {
     credentials: options.credentials,
     sessions: new PanelSessions(secret, config.publicBaseUrl),
     reveals: new SecretReveals(secret),
-    throttle: new SignInThrottle(),
+    throttle: new SignInThrottle(createThrottleBackend(config.redisUrl, store, app.log)),
     onImportQueued: options.onImportQueued ?? (() => {}),
     assets: { css: versioned(dir, 'panel.css'), js: versioned(dir, 'panel.js') },
   };
 
+  app.addHook('onClose', async () => deps.throttle.close());
   await app.register(cookie, { secret });
   await app.register(helmet, {
     contentSecurityPolicy: {
@@ -178,6 +180,7 @@ export async function panelPlugin(app: FastifyInstance, options: PanelOptions) {
   registerImportRoutes(app, deps);
   registerMappingRoutes(app, deps);
   registerCredentialRoutes(app, deps);
+  registerAuditRoutes(app, deps);
   await app.register(async (api) => registerUploadApi(api, deps));
 }
 

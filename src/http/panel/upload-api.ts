@@ -9,9 +9,10 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseCredential } from '../../domain/api-keys.js';
+import { tokenActor, uploadAudit } from '../../domain/audit.js';
 import type { ImportJob } from '../../store/store.js';
 import { plainUpload } from '../../imports/compressed-upload.js';
-import { presentedToken } from '../api/api-auth.js';
+import { expiredRefusal, presentedToken } from '../api/api-auth.js';
 import { ApiError } from '../errors.js';
 import { cleanFilename, kindParam, ownImport } from './import-routes.js';
 import type { PanelDeps } from './panel-context.js';
@@ -64,6 +65,8 @@ export function registerUploadApi(api: FastifyInstance, deps: PanelDeps) {
     if (token === null) throw new ApiError('auth_required', 'No upload token was sent. Send it as "Authorization: Bearer <token>".');
     const credential = await credentials.verify(token, 'upload');
     if (!credential) {
+      const expired = expiredRefusal(credentials, token, 'upload');
+      if (expired) throw expired;
       const isKey = parseCredential(token)?.scope === 'read';
       throw new ApiError('unauthorized', isKey ? 'This is an API key, which only reads. Uploads need an upload token (upl_…) from the panel.' : 'The upload token is not valid: it is unknown, malformed or revoked.');
     }
@@ -85,11 +88,14 @@ export function registerUploadApi(api: FastifyInstance, deps: PanelDeps) {
       throw new ApiError('payload_too_large', `The upload is larger than the maximum of ${config.maxUploadBytes} bytes.`);
     }
     const filename = cleanFilename((request.query as { filename?: string }).filename, kind);
+    const source = `token:${request.credential!.prefix}`;
     const job = await store.createImport(
-      { companyId, kind, filename, source: `token:${request.credential!.prefix}` },
+      { companyId, kind, filename, source },
       // Stored decompressed (compressed-upload.ts): MAX_UPLOAD_BYTES bounds what it inflates to.
       plainUpload(request.raw, compressed),
       config.maxUploadBytes,
+      undefined,
+      uploadAudit(tokenActor(request.credential!.prefix, request.ip), companyId, kind, filename, source),
     );
     deps.onImportQueued();
     const body = importStatusJson(job, config.publicBaseUrl);

@@ -10,6 +10,8 @@ import { UploadTooLargeError, type ImportJob } from '../store.js';
 import type { Db } from './postgres-connection.js';
 import { copyOutRows } from './postgres-copy.js';
 import { toImport, type ImportRow } from '../row-mappers.js';
+import type { AuditEvent } from '../../domain/audit.js';
+import { insertAudit } from './postgres-audit.js';
 
 const BLOB_BYTES = 1024 * 1024;
 /** Blob inserts of one upload running at once (connections it holds from the pool). */
@@ -23,6 +25,7 @@ export async function createImport(
   body: AsyncIterable<Buffer>,
   maxBytes: number,
   onCreated?: (id: number) => void,
+  audit?: AuditEvent,
 ): Promise<ImportJob> {
   // The row is not claimable while `receiving`; each blob is its own short
   // statement, so a slow upload holds no transaction open.
@@ -83,14 +86,15 @@ export async function createImport(
       .catch(() => {});
     throw err;
   }
-  const r = await db.one<ImportRow>(
-    `UPDATE imports SET status = 'queued', size_bytes = $2 WHERE id = $1 RETURNING *`,
-    [id, size],
-  );
+  const r = await db.tx(async (c) => {
+    const row = await c.one<ImportRow>(`UPDATE imports SET status = 'queued', size_bytes = $2 WHERE id = $1 RETURNING *`, [id, size]);
+    if (audit) await insertAudit(c, audit, { import_id: id, size_bytes: size });
+    return row;
+  });
   return toImport(r!);
 }
 
-export async function copyImport(db: Db, id: number, source: string): Promise<ImportJob | null> {
+export async function copyImport(db: Db, id: number, source: string, audit?: AuditEvent): Promise<ImportJob | null> {
   // One transaction: the copy is queued complete or not at all. Unbounded,
   // since copying a large upload's blobs may outlast the statement timeout.
   const r = await db.tx(
@@ -106,6 +110,7 @@ export async function copyImport(db: Db, id: number, source: string): Promise<Im
         row.id,
         id,
       ]);
+      if (audit) await insertAudit(c, audit, { import_id: row.id });
       return row;
     },
     { unbounded: true },
@@ -191,12 +196,16 @@ export async function holdImport(db: Db, id: number, snapshotId: number, report:
 }
 
 /** Marks a held import rejected; returns the snapshot to discard, or null when it was not held. */
-export async function rejectImport(db: Db, id: number, report: unknown): Promise<number | null> {
-  const r = await db.one<{ snapshot_id: number | null }>(
-    `UPDATE imports SET status = 'rejected', finished_at = $1, report = $2
-     WHERE id = $3 AND status = 'awaiting_confirmation' RETURNING snapshot_id`,
-    [Date.now(), JSON.stringify(report), id],
-  );
+export async function rejectImport(db: Db, id: number, report: unknown, audit?: AuditEvent): Promise<number | null> {
+  const r = await db.tx(async (c) => {
+    const row = await c.one<{ snapshot_id: number | null }>(
+      `UPDATE imports SET status = 'rejected', finished_at = $1, report = $2
+       WHERE id = $3 AND status = 'awaiting_confirmation' RETURNING snapshot_id`,
+      [Date.now(), JSON.stringify(report), id],
+    );
+    if (row && audit) await insertAudit(c, audit);
+    return row;
+  });
   return r?.snapshot_id ?? null;
 }
 

@@ -36,6 +36,8 @@ import {
   type StagedRecord,
   type StagedSnapshot,
 } from '../store.js';
+import type { AuditEvent } from '../../domain/audit.js';
+import { insertAudit } from './postgres-audit.js';
 import type { Conn, Db } from './postgres-connection.js';
 import { SNAPSHOT_META_COLUMNS, toHashAlgorithm, toSnapshotMeta, type SnapshotRow } from '../row-mappers.js';
 import { copyIn, CopyEncoder } from './postgres-copy.js';
@@ -348,6 +350,7 @@ export async function publishSnapshot(
   snapshotId: number,
   finish?: { importId: number; report: unknown },
   tombstoneRetentionMs = DEFAULT_TOMBSTONE_RETENTION_MS,
+  audit?: AuditEvent,
 ) {
   await db.tx(async (c) => {
     const snap = await c.one<{ company_id: number; kind: Kind; state: string; import_at: number | null }>(
@@ -381,6 +384,7 @@ export async function publishSnapshot(
         [now, JSON.stringify(finish.report), snapshotId, finish.importId],
       );
     }
+    if (audit) await insertAudit(c, audit);
   });
 }
 

@@ -6,8 +6,11 @@
  */
 import type { CredentialScope } from '../../domain/api-keys.js';
 import type { Kind } from '../../domain/kinds.js';
+import type { AuditEvent } from '../../domain/audit.js';
+import type { ThrottlePolicy } from '../../domain/sign-in-policy.js';
 import {
   ConflictError,
+  type AuditQuery,
   type ChunkSegment,
   type Company,
   type Credential,
@@ -22,6 +25,7 @@ import {
 import { LiveCache } from '../live-cache.js';
 import { Db } from './postgres-connection.js';
 import { LiveListener } from './postgres-live-listener.js';
+import * as audits from './postgres-audit.js';
 import * as imports from './postgres-imports.js';
 import { migrate } from './postgres-migrations.js';
 import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from '../row-mappers.js';
@@ -32,6 +36,8 @@ const UNIQUE_VIOLATION = '23505';
 const isUniqueViolation = (err: unknown) => (err as { code?: unknown }).code === UNIQUE_VIOLATION;
 /** PostgreSQL text cannot hold NUL: a lookup key with one matches nothing. */
 const hasNul = (s: string) => s.includes('\0');
+/** A sign-in key PostgreSQL text can hold (a NUL typed in the form becomes U+FFFD). */
+const textKey = (s: string) => s.replaceAll('\0', '\uFFFD');
 
 export class PostgresStore implements Store {
   readonly backend = 'postgres' as const;
@@ -111,12 +117,17 @@ export class PostgresStore implements Store {
     prefix: string;
     secretHash: Buffer;
     label: string | null;
-  }): Promise<Credential> {
-    const r = await this.db.one<CredentialRow>(
-      `INSERT INTO credentials (company_id, scope, prefix, secret_hash, label, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
-      [input.companyId, input.scope, input.prefix, input.secretHash, input.label, Date.now()],
-    );
+    expiresAt?: number | null;
+  }, audit?: AuditEvent): Promise<Credential> {
+    const r = await this.db.tx(async (c) => {
+      const row = await c.one<CredentialRow>(
+        `INSERT INTO credentials (company_id, scope, prefix, secret_hash, label, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+        [input.companyId, input.scope, input.prefix, input.secretHash, input.label, Date.now(), input.expiresAt ?? null],
+      );
+      if (audit) await audits.insertAudit(c, audit);
+      return row;
+    });
     return toCredential(r!);
   }
 
@@ -134,10 +145,13 @@ export class PostgresStore implements Store {
     return rows.map(toCredential);
   }
 
-  async revokeCredential(prefix: string): Promise<Credential | null> {
+  async revokeCredential(prefix: string, audit?: AuditEvent): Promise<Credential | null> {
     if (hasNul(prefix)) return null;
-    // Revoking twice keeps the first time: the statement only touches an active key.
-    await this.db.run('UPDATE credentials SET revoked_at = $1 WHERE prefix = $2 AND revoked_at IS NULL', [Date.now(), prefix]);
+    await this.db.tx(async (c) => {
+      // Revoking twice keeps the first time: the statement only touches an active key.
+      const changed = await c.run('UPDATE credentials SET revoked_at = $1 WHERE prefix = $2 AND revoked_at IS NULL', [Date.now(), prefix]);
+      if (changed > 0 && audit) await audits.insertAudit(c, audit);
+    });
     return this.credentialByPrefix(prefix);
   }
 
@@ -157,11 +171,14 @@ export class PostgresStore implements Store {
     return (await this.db.one<{ value: string }>('SELECT value FROM settings WHERE name = $1', [name]))?.value ?? null;
   }
 
-  async setSetting(name: string, value: string): Promise<void> {
-    await this.db.run(
-      'INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
-      [name, value],
-    );
+  async setSetting(name: string, value: string, audit?: AuditEvent): Promise<void> {
+    await this.db.tx(async (c) => {
+      await c.run(
+        'INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
+        [name, value],
+      );
+      if (audit) await audits.insertAudit(c, audit);
+    });
   }
 
   async initSetting(name: string, value: string): Promise<string> {
@@ -173,13 +190,17 @@ export class PostgresStore implements Store {
 
   // Users
 
-  async createUser(input: { companyId: number; email: string; passwordHash: string }): Promise<User> {
+  async createUser(input: { companyId: number; email: string; passwordHash: string }, audit?: AuditEvent): Promise<User> {
     try {
-      const r = await this.db.one<UserRow>(
-        'INSERT INTO users (company_id, email, password_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING *',
-        [input.companyId, input.email, input.passwordHash, Date.now()],
-      );
-      return toUser(r!);
+      const r = await this.db.tx(async (c) => {
+        const row = (await c.one<UserRow>(
+          'INSERT INTO users (company_id, email, password_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING *',
+          [input.companyId, input.email, input.passwordHash, Date.now()],
+        ))!;
+        if (audit) await audits.insertAudit(c, audit, { user_id: row.id });
+        return row;
+      });
+      return toUser(r);
     } catch (err) {
       if (isUniqueViolation(err)) throw new ConflictError(`A user with email "${input.email}" already exists.`);
       throw err;
@@ -207,12 +228,45 @@ export class PostgresStore implements Store {
     return r ? JSON.parse(r.mapping) : {};
   }
 
-  async setMapping(companyId: number, kind: Kind, mapping: Record<string, string>): Promise<void> {
-    await this.db.run(
-      `INSERT INTO mappings (company_id, kind, mapping) VALUES ($1, $2, $3)
-       ON CONFLICT (company_id, kind) DO UPDATE SET mapping = excluded.mapping`,
-      [companyId, kind, JSON.stringify(mapping)],
-    );
+  async setMapping(companyId: number, kind: Kind, mapping: Record<string, string>, audit?: AuditEvent): Promise<void> {
+    await this.db.tx(async (c) => {
+      await c.run(
+        `INSERT INTO mappings (company_id, kind, mapping) VALUES ($1, $2, $3)
+         ON CONFLICT (company_id, kind) DO UPDATE SET mapping = excluded.mapping`,
+        [companyId, kind, JSON.stringify(mapping)],
+      );
+      if (audit) await audits.insertAudit(c, audit);
+    });
+  }
+
+  // Audit trail and sign-in failures
+
+  recordAudit(event: AuditEvent): Promise<void> {
+    return audits.insertAudit(this.db, event);
+  }
+
+  listAudit(companyId: number, query: AuditQuery) {
+    return audits.listAudit(this.db, companyId, query);
+  }
+
+  sweepAudit(before: number) {
+    return audits.sweepAudit(this.db, before);
+  }
+
+  signInFailed(email: string, now: number, policy: ThrottlePolicy) {
+    return audits.signInFailed(this.db, textKey(email), now, policy);
+  }
+
+  signInLockedUntil(email: string) {
+    return audits.signInLockedUntil(this.db, textKey(email));
+  }
+
+  signInSucceeded(email: string) {
+    return audits.signInSucceeded(this.db, textKey(email));
+  }
+
+  sweepSignInFailures(now: number) {
+    return audits.sweepSignInFailures(this.db, now);
   }
 
   // Imports
@@ -222,12 +276,13 @@ export class PostgresStore implements Store {
     body: AsyncIterable<Buffer>,
     maxBytes: number,
     onCreated?: (id: number) => void,
+    audit?: AuditEvent,
   ): Promise<ImportJob> {
-    return imports.createImport(this.db, input, body, maxBytes, onCreated);
+    return imports.createImport(this.db, input, body, maxBytes, onCreated, audit);
   }
 
-  copyImport(id: number, source: string): Promise<ImportJob | null> {
-    return imports.copyImport(this.db, id, source);
+  copyImport(id: number, source: string, audit?: AuditEvent): Promise<ImportJob | null> {
+    return imports.copyImport(this.db, id, source, audit);
   }
 
   importById(id: number): Promise<ImportJob | null> {
@@ -258,9 +313,9 @@ export class PostgresStore implements Store {
     return imports.holdImport(this.db, id, snapshotId, report);
   }
 
-  async rejectImport(id: number, report: unknown): Promise<void> {
+  async rejectImport(id: number, report: unknown, audit?: AuditEvent): Promise<void> {
     // The import is marked first: a crash in between leaves an unpublished snapshot the sweep removes.
-    const snapshotId = await imports.rejectImport(this.db, id, report);
+    const snapshotId = await imports.rejectImport(this.db, id, report, audit);
     if (snapshotId !== null) await snapshots.discardSnapshot(this.db, snapshotId);
   }
 
@@ -274,9 +329,13 @@ export class PostgresStore implements Store {
     return snapshots.writeSnapshot(this.db, spec, records);
   }
 
-  async publishSnapshot(snapshotId: number, finish?: { importId: number; report: unknown }, options?: { tombstoneRetentionMs?: number }) {
+  async publishSnapshot(
+    snapshotId: number,
+    finish?: { importId: number; report: unknown },
+    options?: { tombstoneRetentionMs?: number; audit?: AuditEvent },
+  ) {
     try {
-      await snapshots.publishSnapshot(this.db, snapshotId, finish, options?.tombstoneRetentionMs);
+      await snapshots.publishSnapshot(this.db, snapshotId, finish, options?.tombstoneRetentionMs, options?.audit);
     } finally {
       // This process reads its own publication at once, before its notification comes back.
       this.live.forgetLive();

@@ -3,6 +3,8 @@ import type { Database } from 'better-sqlite3';
 import type { Kind } from '../../domain/kinds.js';
 import { UploadTooLargeError, type ImportJob } from '../store.js';
 import { toImport, type ImportRow } from '../row-mappers.js';
+import type { AuditEvent } from '../../domain/audit.js';
+import { insertAudit } from './sqlite-audit.js';
 
 const BLOB_BYTES = 1024 * 1024;
 
@@ -12,6 +14,7 @@ export async function createImport(
   body: AsyncIterable<Buffer>,
   maxBytes: number,
   onCreated?: (id: number) => void,
+  audit?: AuditEvent,
 ): Promise<ImportJob> {
   // The row is not claimable while `receiving`, and each blob is its own short
   // transaction, so a slow upload never holds the write lock.
@@ -51,11 +54,14 @@ export async function createImport(
     })();
     throw err;
   }
-  db.prepare(`UPDATE imports SET status = 'queued', size_bytes = ? WHERE id = ?`).run(size, id);
+  db.transaction(() => {
+    db.prepare(`UPDATE imports SET status = 'queued', size_bytes = ? WHERE id = ?`).run(size, id);
+    if (audit) insertAudit(db, audit, { import_id: id, size_bytes: size });
+  })();
   return importById(db, id)!;
 }
 
-export function copyImport(db: Database, id: number, source: string): ImportJob | null {
+export function copyImport(db: Database, id: number, source: string, audit?: AuditEvent): ImportJob | null {
   // One transaction: the copy is queued complete or not at all. A blob copy
   // of a large file holds the write lock for a moment; re-applying is rare.
   const newId = db.transaction(() => {
@@ -69,6 +75,7 @@ export function copyImport(db: Database, id: number, source: string): ImportJob 
     if (r.changes === 0) return null;
     const copy = Number(r.lastInsertRowid);
     db.prepare('INSERT INTO import_blobs (import_id, seq, bytes) SELECT ?, seq, bytes FROM import_blobs WHERE import_id = ?').run(copy, id);
+    if (audit) insertAudit(db, audit, { import_id: copy });
     return copy;
   }).immediate();
   return newId === null ? null : importById(db, newId);
@@ -130,7 +137,7 @@ export function holdImport(db: Database, id: number, snapshotId: number, report:
     .run(snapshotId, JSON.stringify(report), Date.now(), id);
 }
 
-export function rejectImport(db: Database, id: number, report: unknown, discard: (snapshotId: number) => void) {
+export function rejectImport(db: Database, id: number, report: unknown, discard: (snapshotId: number) => void, audit?: AuditEvent) {
   db.transaction(() => {
     const row = db.prepare(`SELECT snapshot_id FROM imports WHERE id = ? AND status = 'awaiting_confirmation'`).get(id) as
       | { snapshot_id: number | null }
@@ -138,6 +145,7 @@ export function rejectImport(db: Database, id: number, report: unknown, discard:
     if (!row) return;
     db.prepare(`UPDATE imports SET status = 'rejected', finished_at = ?, report = ? WHERE id = ?`).run(Date.now(), JSON.stringify(report), id);
     if (row.snapshot_id !== null) discard(row.snapshot_id);
+    if (audit) insertAudit(db, audit);
   })();
 }
 

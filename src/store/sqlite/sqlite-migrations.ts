@@ -143,4 +143,28 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ALTER TABLE snapshots ADD COLUMN segments_done_at INTEGER;
   UPDATE snapshots SET segments_done_at = segments_claimed_at WHERE segments_claimed_at IS NOT NULL;
   `,
+  // Issue 24: the audit trail (newest first per company, by id), failed sign-ins shared by
+  // every process over the file, and keys that expire.
+  `
+  CREATE TABLE audit_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    company_id INTEGER NOT NULL REFERENCES companies(id),
+    at INTEGER NOT NULL,
+    actor TEXT NOT NULL,
+    ip TEXT,
+    action TEXT NOT NULL,
+    details TEXT NOT NULL
+  );
+  CREATE INDEX audit_log_by_company ON audit_log(company_id, id);
+  CREATE INDEX audit_log_by_company_action ON audit_log(company_id, action, id);
+  CREATE INDEX audit_log_by_time ON audit_log(at);
+  CREATE TABLE sign_in_failures (
+    email TEXT PRIMARY KEY,
+    failures INTEGER NOT NULL,
+    first_at INTEGER NOT NULL,
+    locked_until INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  ALTER TABLE credentials ADD COLUMN expires_at INTEGER;
+  `,
 ];

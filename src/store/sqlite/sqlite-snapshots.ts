@@ -17,6 +17,8 @@ import {
   type SnapshotRef,
   type Tombstone,
 } from '../store.js';
+import type { AuditEvent } from '../../domain/audit.js';
+import { insertAudit } from './sqlite-audit.js';
 
 export function newPublicId(): string {
   // 16 hex characters: unique enough across databases for ETags never to collide.
@@ -28,6 +30,7 @@ export function publishSnapshot(
   snapshotId: number,
   finish?: { importId: number; report: unknown },
   tombstoneRetentionMs = DEFAULT_TOMBSTONE_RETENTION_MS,
+  audit?: AuditEvent,
 ) {
   db.transaction(() => {
     const snap = db.prepare('SELECT company_id, kind, state, import_at FROM snapshots WHERE id = ?').get(snapshotId) as
@@ -54,6 +57,7 @@ export function publishSnapshot(
         `UPDATE imports SET status = 'succeeded', finished_at = ?, report = ?, snapshot_id = ?, error = NULL WHERE id = ?`,
       ).run(now, JSON.stringify(finish.report), snapshotId, finish.importId);
     }
+    if (audit) insertAudit(db, audit);
   })();
 }
 

@@ -20,7 +20,7 @@ export interface PageContext {
   assets: { css: string; js: string };
 }
 
-export type Section = 'overview' | 'keys' | 'tokens' | 'help' | null;
+export type Section = 'overview' | 'keys' | 'tokens' | 'help' | 'audit' | null;
 
 export interface PageOptions {
   title: string;
@@ -43,6 +43,7 @@ function nav(ctx: PageContext, section: Section): SafeHtml {
     ${link('/panel/keys', t('navKeys'), 'keys', 'key')}
     ${link('/panel/tokens', t('navTokens'), 'tokens', 'upload')}
     ${link('/panel/help', t('navHelp'), 'help', 'book-open')}
+    ${link('/panel/audit', t('navAudit'), 'audit', 'scroll-text')}
   </ul></nav>`;
 }
 
