@@ -75,11 +75,12 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     test('imports from the CLI, and confirm and reject of held ones', () => {
       const v1 = file('v1.csv', 20);
       assert.equal(mirador(['import', 'acme', 'clientes', v1], env).code, 0);
-      assert.equal(mirador(['import', 'acme', 'clientes', file('v2.csv', 10)], env).code, 0);
+      // Held by the mass-deletion guard: exit 3 (issue 18.3).
+      assert.equal(mirador(['import', 'acme', 'clientes', file('v2.csv', 10)], env).code, 3);
       const held = mirador(['imports', 'acme', '--json'], env).json()[0];
       assert.equal(held.status, 'awaiting_confirmation');
       assert.equal(mirador(['imports', 'acme', 'reject', String(held.id)], env).code, 0);
-      assert.equal(mirador(['import', 'acme', 'clientes', file('v3.csv', 5)], env).code, 0);
+      assert.equal(mirador(['import', 'acme', 'clientes', file('v3.csv', 5)], env).code, 3, 'held again');
       const jobs = mirador(['imports', 'acme', '--json'], env).json();
       const heldAgain = jobs.find((j: { status: string }) => j.status === 'awaiting_confirmation');
       assert.ok(heldAgain, JSON.stringify(jobs.map((j: { status: string }) => j.status)));

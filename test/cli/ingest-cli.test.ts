@@ -45,7 +45,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const listed = mirador(['token', 'list', 'acme', '--json'], env).json();
       assert.equal(listed.length, 2);
       const entry = listed.find((t: { prefix: string }) => t.prefix === prefix);
-      assert.deepEqual(Object.keys(entry), ['prefix', 'label', 'created_at', 'last_used_at', 'revoked_at']);
+      assert.deepEqual(Object.keys(entry), ['prefix', 'label', 'created_at', 'last_used_at', 'revoked_at', 'expires_at', 'status']);
+      assert.equal(entry.expires_at, null, 'upload tokens do not expire');
+      assert.equal(entry.status, 'active');
       assert.equal(entry.label, 'ERP nightly');
       assert.ok(!JSON.stringify(listed).includes(token.split('_')[2]), 'the secret is never listed');
       assert.match(mirador(['token', 'list', 'acme'], env).stdout, new RegExp(`${prefix}\\s+ERP nightly`));
