@@ -1,6 +1,7 @@
 /** The `mirador` command line (contract §3): one file per command group. */
 import { Command, CommanderError } from 'commander';
 import type { CliContext } from './cli-context.js';
+import { registerBackupCommands } from './backup-commands.js';
 import { registerCompanyCommands } from './company-commands.js';
 import { registerImportCommands } from './import-commands.js';
 import { registerKeyCommands } from './key-commands.js';
@@ -22,6 +23,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerImportCommands(program, ctx);
   registerMappingCommands(program, ctx);
   registerPullCommand(program, ctx);
+  registerBackupCommands(program, ctx);
   // Subcommands inherit the error handling and output of the program.
   for (const cmd of allCommands(program)) {
     cmd.exitOverride().configureOutput({ writeOut: (s) => ctx.out(s.trimEnd()), writeErr: (s) => ctx.err(s.trimEnd()) });

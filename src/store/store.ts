@@ -258,8 +258,30 @@ export interface Store {
    */
   readonly writesWhileStoring: boolean;
 
+  /**
+   * Whether the store copies itself to a file (`backup`, `restore`): SQLite
+   * does; PostgreSQL is backed up with pg_dump / pg_restore instead
+   * (docs/operations.md), and its `backup` and `restore` throw.
+   */
+  readonly backsUpToFile: boolean;
+
   /** Creates or upgrades the schema. Idempotent. */
   migrate(): Promise<void>;
+  /**
+   * Copies the whole database into the new file `file`, as it was at one
+   * moment, while other connections go on reading and writing.
+   * @example
+   * if (store.backsUpToFile) await store.backup('/backups/mirador-2026-11-25.db');
+   */
+  backup(file: string): Promise<{ bytes: number }>;
+  /** Whether the database holds no company yet (the only kind `restore` accepts). */
+  isEmpty(): Promise<boolean>;
+  /**
+   * Replaces this empty database with the backup in `file` and closes the
+   * store (open it again, and migrate, to use it). Refuses a database that is
+   * not empty and a file that is not a backup of this kind of store.
+   */
+  restore(file: string): Promise<void>;
   close(): Promise<void>;
   /** Resolves when the storage answers; rejects with StoreUnavailableError. */
   ping(): Promise<void>;

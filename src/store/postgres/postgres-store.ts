@@ -33,10 +33,14 @@ const isUniqueViolation = (err: unknown) => (err as { code?: unknown }).code ===
 /** PostgreSQL text cannot hold NUL: a lookup key with one matches nothing. */
 const hasNul = (s: string) => s.includes('\0');
 
+const PG_BACKUP =
+  'On PostgreSQL, back up with "pg_dump -Fc" and restore with "pg_restore" (see docs/operations.md, "Backups"); "mirador backup" and "mirador restore" are for SQLite.';
+
 export class PostgresStore implements Store {
   readonly backend = 'postgres' as const;
   readonly writerBoundsImport = true;
   readonly writesWhileStoring = true;
+  readonly backsUpToFile = false;
 
   private readonly live = new LiveCache();
   /** Only a serving process listens (one more connection); without it, live pointers are read every time. */
@@ -67,6 +71,19 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     await this.listener?.close();
     await this.db.close();
+  }
+
+  // PostgreSQL has its own consistent, online tools: pg_dump -Fc and pg_restore (docs/operations.md).
+  async backup(): Promise<{ bytes: number }> {
+    throw new Error(PG_BACKUP);
+  }
+
+  async restore(): Promise<void> {
+    throw new Error(PG_BACKUP);
+  }
+
+  async isEmpty(): Promise<boolean> {
+    return (await this.db.one<{ n: number }>('SELECT count(*)::int AS n FROM companies'))!.n === 0;
   }
 
   async ping(): Promise<void> {

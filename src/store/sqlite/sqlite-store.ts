@@ -20,6 +20,7 @@ import {
   type StoreOptions,
   type User,
 } from '../store.js';
+import * as backups from './sqlite-backup.js';
 import * as imports from './sqlite-imports.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from '../row-mappers.js';
@@ -33,6 +34,7 @@ export class SqliteStore implements Store {
   readonly backend = 'sqlite' as const;
   readonly writerBoundsImport = false;
   readonly writesWhileStoring = false;
+  readonly backsUpToFile = true;
   private readonly db: Database.Database;
   private readonly liveStmt: Database.Statement;
   private readonly live = new LiveCache();
@@ -77,6 +79,18 @@ export class SqliteStore implements Store {
       for (let v = version; v < SQLITE_MIGRATIONS.length; v++) this.db.exec(SQLITE_MIGRATIONS[v]!);
       this.db.pragma(`user_version = ${SQLITE_MIGRATIONS.length}`);
     }).immediate();
+  }
+
+  backup(file: string) {
+    return backups.backup(this.db, file);
+  }
+
+  async isEmpty() {
+    return backups.isEmpty(this.db);
+  }
+
+  restore(file: string) {
+    return backups.restore(this.db, this.path, file);
   }
 
   async close(): Promise<void> {
