@@ -164,6 +164,7 @@ async function waitForImport(
   const worker = new ImportWorker(store, {
     snapshotRetentionMs: ctx.config.snapshotRetentionMs,
     tombstoneRetentionMs: ctx.config.tombstoneRetentionMs,
+    uploadRetentionMs: ctx.config.uploadRetentionMs,
     // No gzip segments here: the command ends at publication, and a serving process's import
     // worker makes them (ImportWorker's makeSegments).
   });

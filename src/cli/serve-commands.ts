@@ -38,6 +38,7 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
               databaseUrl: config.databaseUrl,
               snapshotRetentionMs: config.snapshotRetentionMs,
               tombstoneRetentionMs: config.tombstoneRetentionMs,
+              uploadRetentionMs: config.uploadRetentionMs,
             },
             logger,
             (report) => metrics.observeImport(report),

@@ -21,6 +21,7 @@ interface ProcessData {
   databaseUrl: string;
   snapshotRetentionMs: number;
   tombstoneRetentionMs: number;
+  uploadRetentionMs: number;
 }
 
 // The settings go over the IPC channel, never in argv: DATABASE_URL may hold a password, and argv is public.
@@ -149,6 +150,7 @@ function childMain() {
         const worker = new ImportWorker(store, {
           snapshotRetentionMs: m.data.snapshotRetentionMs,
           tombstoneRetentionMs: m.data.tombstoneRetentionMs,
+          uploadRetentionMs: m.data.uploadRetentionMs,
           makeSegments: true,
           events: {
             started: (job) => {

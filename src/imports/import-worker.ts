@@ -65,6 +65,8 @@ export class ImportWorker {
       pollMs?: number;
       snapshotRetentionMs: number;
       tombstoneRetentionMs?: number;
+      /** Stored uploads are removed this long after their import ended; never when absent. */
+      uploadRetentionMs?: number;
       events?: WorkerEvents;
       /** Uploads from this size on are parsed in a thread of their own (apply-import.ts's default otherwise). */
       threadFromBytes?: number;
@@ -186,6 +188,7 @@ export class ImportWorker {
     if (now - this.lastSweep >= SWEEP_EVERY_MS) {
       this.lastSweep = now;
       await this.store.sweepSnapshots(now - this.options.snapshotRetentionMs);
+      if (this.options.uploadRetentionMs !== undefined) await this.store.sweepUploads(now - this.options.uploadRetentionMs);
     }
   }
 }

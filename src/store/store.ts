@@ -63,6 +63,8 @@ export interface ImportJob {
   report: unknown;
   error: string | null;
   snapshotId: number | null;
+  /** When the stored upload was removed (UPLOAD_RETENTION_DAYS after the import ended); it cannot be imported again. */
+  fileRemovedAt: Date | null;
 }
 
 /** One record handed to `writeSnapshot`, already rendered up to its timestamp. */
@@ -460,4 +462,12 @@ export interface Store {
   finishSegmentPass(snapshotId: number): Promise<void>;
   /** Deletes superseded snapshots older than `supersededBefore` and abandoned staged ones, with their chunks and segments. */
   sweepSnapshots(supersededBefore: number): Promise<number>;
+  /**
+   * Removes the stored files of imports that ended (succeeded, failed or
+   * rejected) before `endedBefore`, marking each import's `fileRemovedAt`;
+   * queued, running and held imports keep theirs. Returns how many were removed.
+   * @example
+   * await store.sweepUploads(Date.now() - config.uploadRetentionMs);
+   */
+  sweepUploads(endedBefore: number): Promise<number>;
 }

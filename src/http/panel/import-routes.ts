@@ -128,6 +128,9 @@ export function registerImportRoutes(app: FastifyInstance, deps: PanelDeps) {
   app.post('/imports/:id/reapply', async (request, reply) => {
     const { company } = admin(request);
     const job = await ownImport(store, company.id, (request.params as { id: string }).id);
+    if (job.fileRemovedAt) {
+      throw new ApiError('not_found', `The file of import ${job.id} was removed on ${job.fileRemovedAt.toISOString()} (UPLOAD_RETENTION_DAYS): upload it again.`);
+    }
     const copy = await store.copyImport(job.id, 'panel');
     if (!copy) throw new ApiError('not_found', 'There is no such import.');
     deps.onImportQueued();

@@ -166,6 +166,11 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   ALTER TABLE snapshots ADD COLUMN segments_done_at BIGINT;
   UPDATE snapshots SET segments_done_at = segments_claimed_at WHERE segments_claimed_at IS NOT NULL;
   `,
+  // Stored uploads are removed UPLOAD_RETENTION_DAYS after their import ends; the import's row
+  // stays in the history and says when its file went.
+  `
+  ALTER TABLE imports ADD COLUMN file_removed_at BIGINT;
+  `,
 ];
 
 /** Applies the migrations not yet recorded, under the migration lock. Idempotent. */

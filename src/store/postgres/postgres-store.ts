@@ -380,6 +380,10 @@ export class PostgresStore implements Store {
     return record;
   }
 
+  sweepUploads(endedBefore: number) {
+    return imports.sweepUploads(this.db, endedBefore);
+  }
+
   sweepSnapshots(supersededBefore: number) {
     return snapshots.sweepSnapshots(this.db, supersededBefore);
   }

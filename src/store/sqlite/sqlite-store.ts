@@ -405,6 +405,10 @@ export class SqliteStore implements Store {
     return record;
   }
 
+  async sweepUploads(endedBefore: number) {
+    return imports.sweepUploads(this.db, endedBefore);
+  }
+
   async sweepSnapshots(supersededBefore: number) {
     return snapshots.sweepSnapshots(this.db, supersededBefore);
   }
