@@ -43,9 +43,10 @@ const DEFAULTS = {
   SNAPSHOT_RETENTION_SECONDS: '900',
   // Tombstones of removed records are kept 90 days (the contract's minimum).
   TOMBSTONE_RETENTION_DAYS: '90',
-  // An upload is kept 30 days after its import ended (long enough to import it again after a
-  // mapping change); then the background sweep removes it, so nightly uploads do not pile up.
-  UPLOAD_RETENTION_DAYS: '30',
+  // An upload is kept 3 days after its import ended: long enough to import it again after a
+  // mapping change over a weekend, short enough that nightly uploads (each the size of its
+  // CSV file) do not outweigh the data they feed (bench: npm run bench -- storage).
+  UPLOAD_RETENTION_DAYS: '3',
   // 512 MiB of hot item chunks per process: room for a 100,000-customer snapshot (~380 MiB of
   // items), so a full download is served from memory once it has been read.
   CHUNK_CACHE_MB: '512',

@@ -276,6 +276,12 @@ export interface Store {
    * if (store.backsUpToFile) await store.backup('/backups/mirador-2026-11-25.db');
    */
   backup(file: string): Promise<{ bytes: number }>;
+  /**
+   * The database's size on disk, and how much of it is free space that new
+   * writes reuse (SQLite's free pages; PostgreSQL reports 0, its free space
+   * inside tables is not cheap to count).
+   */
+  storageSize(): Promise<{ bytes: number; freeBytes: number }>;
   /** Whether the database holds no company yet (the only kind `restore` accepts). */
   isEmpty(): Promise<boolean>;
   /**

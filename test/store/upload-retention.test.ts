@@ -19,8 +19,8 @@ async function storedBytes(store: Store, id: number): Promise<number> {
   return n;
 }
 
-test('UPLOAD_RETENTION_DAYS: 30 days by default, 0 allowed, nonsense refused', () => {
-  assert.equal(loadConfig({}).uploadRetentionMs, 30 * 86_400_000);
+test('UPLOAD_RETENTION_DAYS: 3 days by default, 0 allowed, nonsense refused', () => {
+  assert.equal(loadConfig({}).uploadRetentionMs, 3 * 86_400_000);
   assert.equal(loadConfig({ UPLOAD_RETENTION_DAYS: '0' }).uploadRetentionMs, 0);
   assert.throws(() => loadConfig({ UPLOAD_RETENTION_DAYS: '-1' }), /UPLOAD_RETENTION_DAYS must be an integer/);
 });

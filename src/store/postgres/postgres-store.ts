@@ -82,6 +82,11 @@ export class PostgresStore implements Store {
     throw new Error(PG_BACKUP);
   }
 
+  async storageSize() {
+    const r = await this.db.one<{ bytes: string }>('SELECT pg_database_size(current_database())::text AS bytes');
+    return { bytes: Number(r!.bytes), freeBytes: 0 };
+  }
+
   async isEmpty(): Promise<boolean> {
     return (await this.db.one<{ n: number }>('SELECT count(*)::int AS n FROM companies'))!.n === 0;
   }

@@ -85,6 +85,13 @@ export class SqliteStore implements Store {
     return backups.backup(this.db, file);
   }
 
+  async storageSize() {
+    const pageSize = this.db.pragma('page_size', { simple: true }) as number;
+    const pages = this.db.pragma('page_count', { simple: true }) as number;
+    const free = this.db.pragma('freelist_count', { simple: true }) as number;
+    return { bytes: pages * pageSize, freeBytes: free * pageSize };
+  }
+
   async isEmpty() {
     return backups.isEmpty(this.db);
   }
