@@ -267,8 +267,17 @@ export interface Store {
    */
   readonly backsUpToFile: boolean;
 
-  /** Creates or upgrades the schema. Idempotent. */
-  migrate(): Promise<void>;
+  /**
+   * Creates or upgrades the schema. Idempotent. `to` stops at that version
+   * (tests of upgrades start from the previous release's schema).
+   */
+  migrate(options?: { to?: number }): Promise<void>;
+  /**
+   * The schema version of the database (migrations applied; 0 when new) and
+   * the latest this code knows. Read without migrating, so `mirador migrate
+   * --plan` can say what an upgrade would apply (migration-notes.ts).
+   */
+  schemaVersion(): Promise<{ current: number; latest: number }>;
   /**
    * Copies the whole database into the new file `file`, as it was at one
    * moment, while other connections go on reading and writing.

@@ -23,7 +23,7 @@ import { LiveCache } from '../live-cache.js';
 import { Db } from './postgres-connection.js';
 import { LiveListener } from './postgres-live-listener.js';
 import * as imports from './postgres-imports.js';
-import { migrate } from './postgres-migrations.js';
+import { migrate, schemaVersion } from './postgres-migrations.js';
 import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from '../row-mappers.js';
 import * as segments from './postgres-segments.js';
 import * as snapshots from './postgres-snapshots.js';
@@ -64,8 +64,8 @@ export class PostgresStore implements Store {
     return new PostgresStore(new Db(url), url, options);
   }
 
-  migrate(): Promise<void> {
-    return migrate(this.db);
+  migrate(options: { to?: number } = {}): Promise<void> {
+    return migrate(this.db, options.to);
   }
 
   async close(): Promise<void> {
@@ -85,6 +85,10 @@ export class PostgresStore implements Store {
   async storageSize() {
     const r = await this.db.one<{ bytes: string }>('SELECT pg_database_size(current_database())::text AS bytes');
     return { bytes: Number(r!.bytes), freeBytes: 0 };
+  }
+
+  schemaVersion() {
+    return schemaVersion(this.db);
   }
 
   async isEmpty(): Promise<boolean> {
@@ -144,7 +148,14 @@ export class PostgresStore implements Store {
 
   async credentialByPrefix(prefix: string): Promise<Credential | null> {
     if (hasNul(prefix)) return null;
-    const r = await this.db.one<CredentialRow>('SELECT * FROM credentials WHERE prefix = $1', [prefix], 'mirador_credential');
+    // Columns named, not *: a prepared statement whose result type a migration changed fails
+    // ("cached plan must not change result type") on every instance still running.
+    const r = await this.db.one<CredentialRow>(
+      `SELECT id, company_id, scope, prefix, secret_hash, label, created_at, last_used_at, revoked_at
+       FROM credentials WHERE prefix = $1`,
+      [prefix],
+      'mirador_credential',
+    );
     return r ? toCredential(r) : null;
   }
 

@@ -73,11 +73,14 @@ export class SqliteStore implements Store {
     this.dataVersionStmt = this.db.prepare('PRAGMA data_version').pluck();
   }
 
-  async migrate(): Promise<void> {
+  async migrate(options: { to?: number } = {}): Promise<void> {
+    const to = Math.min(options.to ?? SQLITE_MIGRATIONS.length, SQLITE_MIGRATIONS.length);
     this.db.transaction(() => {
       const version = this.db.pragma('user_version', { simple: true }) as number;
-      for (let v = version; v < SQLITE_MIGRATIONS.length; v++) this.db.exec(SQLITE_MIGRATIONS[v]!);
-      this.db.pragma(`user_version = ${SQLITE_MIGRATIONS.length}`);
+      for (let v = version; v < to; v++) this.db.exec(SQLITE_MIGRATIONS[v]!);
+      // Never lowered: an older release opening a newer database (during a rolling upgrade)
+      // must not make the newer one apply its migrations a second time.
+      if (version < to) this.db.pragma(`user_version = ${to}`);
     }).immediate();
   }
 
@@ -98,6 +101,10 @@ export class SqliteStore implements Store {
 
   restore(file: string) {
     return backups.restore(this.db, this.path, file);
+  }
+
+  async schemaVersion() {
+    return { current: this.db.pragma('user_version', { simple: true }) as number, latest: SQLITE_MIGRATIONS.length };
   }
 
   async close(): Promise<void> {
