@@ -79,10 +79,10 @@ describe('HAProxy in front of three instances', { skip }, () => {
     ({ key } = mirador(['key', 'create', 'lb', '--json'], env).json());
     const store = await PostgresStore.connect(db.url);
     try {
-      const company = (await store.companyBySlug('lb'))!;
-      const fresh = generateCredential('upload');
-      await store.createCredential({ companyId: company.id, scope: 'upload', prefix: fresh.prefix, secretHash: fresh.secretHash, label: 'erp' });
-      uploadToken = fresh.token;
+        const company = (await store.companyBySlug('lb'))!;
+        const fresh = generateCredential('upload');
+        await store.createCredential({ companyId: company.id, scope: 'upload', prefix: fresh.prefix, secretHash: fresh.secretHash, label: 'erp' });
+        uploadToken = fresh.token;
     } finally {
       await store.close();
     }
@@ -135,37 +135,42 @@ describe('HAProxy in front of three instances', { skip }, () => {
     };
     const readers = [0, 1, 2, 3].map(reader);
 
-    // The upload, through the proxy like an ERP's, big enough to be running during a restart.
-    const upload = await viaProxy('/panel/api/imports/clientes', {
-      method: 'PUT',
-      headers: { authorization: `Bearer ${uploadToken}`, 'content-type': 'text/csv' },
-      body: customersCsv(20000, () => 'v2'),
-    });
-    assert.equal(upload.status, 202, upload.body.toString());
-    const importId = JSON.parse(upload.body.toString()).import_id;
-
-    // The documented procedure, one instance at a time: drain it at the proxy, stop it
-    // (SIGTERM: in-flight requests and a running import complete), start the new one,
-    // put it back and wait until HAProxy's own /readyz check says UP.
-    for (let i = 0; i < 3; i++) {
-      const name = `s${i + 1}`;
-      await proxy.command(`disable server mirador/${name}`);
-      await proxy.waitFor(name, (s) => s.status === 'MAINT' && s.current === 0, 'idle in maintenance');
-      assert.equal(await live[i]!.stop('SIGTERM'), 0, `${name} exits cleanly`);
-      await startInstance(i);
-      await proxy.command(`enable server mirador/${name}`);
-      await proxy.waitFor(name, (s) => s.status === 'UP', 'UP');
-    }
-
     let status = 'queued';
-    for (const deadline = Date.now() + 120_000; !['succeeded', 'failed'].includes(status) && Date.now() < deadline; ) {
-      await sleep(200);
-      status = mirador(['imports', 'lb', '--json'], env).json().find((j: { id: number }) => j.id === importId).status;
-    }
-    reading = false;
-    await Promise.all(readers);
+    let importId = 0;
+    try {
+      // The upload, through the proxy like an ERP's, big enough to be running during a restart.
+      const upload = await viaProxy('/panel/api/imports/clientes', {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${uploadToken}`, 'content-type': 'text/csv' },
+        body: customersCsv(20000, () => 'v2'),
+      });
+      assert.equal(upload.status, 202, upload.body.toString());
+      importId = JSON.parse(upload.body.toString()).import_id;
 
-    assert.deepEqual(failures, [], 'no request failed');
+      // The documented procedure, one instance at a time: drain it at the proxy, stop it
+      // (SIGTERM: in-flight requests and a running import complete), start the new one,
+      // put it back and wait until HAProxy's own /readyz check says UP.
+      for (let i = 0; i < 3; i++) {
+        const name = `s${i + 1}`;
+        await proxy.command(`disable server mirador/${name}`);
+        await proxy.waitFor(name, (s) => s.status === 'MAINT' && s.current === 0, 'idle in maintenance');
+        assert.equal(await live[i]!.stop('SIGTERM'), 0, `${name} exits cleanly`);
+        await startInstance(i);
+        await proxy.command(`enable server mirador/${name}`);
+        await proxy.waitFor(name, (s) => s.status === 'UP', 'UP');
+      }
+
+      for (const deadline = Date.now() + 300_000; !['succeeded', 'failed'].includes(status) && Date.now() < deadline; ) {
+        await sleep(200);
+        status = mirador(['imports', 'lb', '--json'], env).json().find((j: { id: number }) => j.id === importId).status;
+      }
+    } finally {
+      // Whatever happened above, the readers stop (a failed step must not leave them spinning).
+      reading = false;
+      await Promise.all(readers);
+    }
+
+    assert.deepEqual(failures.slice(0, 10), [], `no request failed (${failures.length} did)`);
     assert.ok(counts.list > 0 && counts.detail > 0 && counts.notModified > 0, JSON.stringify(counts));
     assert.equal(status, 'succeeded');
     const job = mirador(['imports', 'lb', '--json'], env).json().find((j: { id: number }) => j.id === importId);

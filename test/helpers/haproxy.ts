@@ -113,9 +113,9 @@ export class HaproxyProcess {
       .map((r) => ({ name: r[at('svname')]!, status: r[at('status')]!, current: Number(r[at('scur')]) }));
   }
 
-  /** Polls the admin socket until `ok` holds for server `name`. */
-  async waitFor(name: string, ok: (s: ServerState) => boolean, what: string): Promise<void> {
-    for (let i = 0; i < 600; i++) {
+  /** Polls the admin socket until `ok` holds for server `name` (a generous limit: shared CI machines are slow). */
+  async waitFor(name: string, ok: (s: ServerState) => boolean, what: string, limitMs = 180_000): Promise<void> {
+    for (const until = Date.now() + limitMs; Date.now() < until; ) {
       const s = (await this.servers()).find((x) => x.name === name);
       if (s && ok(s)) return;
       await sleep(50);
