@@ -20,6 +20,8 @@ export interface Config {
   snapshotRetentionMs: number;
   /** How long removed records stay visible as tombstones (include_deleted), in ms. */
   tombstoneRetentionMs: number;
+  /** How long a stored upload is kept after its import ended, in ms. */
+  uploadRetentionMs: number;
   /** Memory budget of the in-process cache of item chunks, in bytes. */
   chunkCacheBytes: number;
   /** How long audit trail entries are kept, in ms. */
@@ -43,6 +45,10 @@ const DEFAULTS = {
   SNAPSHOT_RETENTION_SECONDS: '900',
   // Tombstones of removed records are kept 90 days (the contract's minimum).
   TOMBSTONE_RETENTION_DAYS: '90',
+  // An upload is kept 3 days after its import ended: long enough to import it again after a
+  // mapping change over a weekend, short enough that nightly uploads (each the size of its
+  // CSV file) do not outweigh the data they feed (bench: npm run bench -- storage).
+  UPLOAD_RETENTION_DAYS: '3',
   // 512 MiB of hot item chunks per process: room for a 100,000-customer snapshot (~380 MiB of
   // items), so a full download is served from memory once it has been read.
   CHUNK_CACHE_MB: '512',
@@ -90,6 +96,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: env.REDIS_URL?.trim() || null,
     snapshotRetentionMs: intVar(env, 'SNAPSHOT_RETENTION_SECONDS', 0, 365 * 86400) * 1000,
     tombstoneRetentionMs: intVar(env, 'TOMBSTONE_RETENTION_DAYS', 1, 100 * 365) * 86_400_000,
+    uploadRetentionMs: intVar(env, 'UPLOAD_RETENTION_DAYS', 0, 100 * 365) * 86_400_000,
     chunkCacheBytes: intVar(env, 'CHUNK_CACHE_MB', 0, 1 << 20) * 1024 * 1024,
     auditRetentionMs: intVar(env, 'AUDIT_RETENTION_DAYS', 1, 100 * 365) * 86_400_000,
   };

@@ -6,8 +6,8 @@ import type { Store, StoreOptions } from '../store/store.js';
 
 export interface CliContext {
   config: Config;
-  /** Opens the store and brings its schema up to date. */
-  openStore(options?: StoreOptions): Promise<Store>;
+  /** Opens the store and brings its schema up to date (unless `migrate: false`). */
+  openStore(options?: StoreOptions & { migrate?: boolean }): Promise<Store>;
   out: (text: string) => void;
   err: (text: string) => void;
 }

@@ -205,6 +205,7 @@ async function waitForImport(
     snapshotRetentionMs: ctx.config.snapshotRetentionMs,
     tombstoneRetentionMs: ctx.config.tombstoneRetentionMs,
     auditRetentionMs: ctx.config.auditRetentionMs,
+    uploadRetentionMs: ctx.config.uploadRetentionMs,
     // No gzip segments here: the command ends at publication, and a serving process's import
     // worker makes them (ImportWorker's makeSegments).
   });

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { ImportProcess } from '../imports/import-process.js';
-import { CliError, emit, withStore, type CliContext, type JsonOption } from './cli-context.js';
+import { pendingMigrations } from '../store/migration-notes.js';
+import { CliError, emit, type CliContext, type JsonOption } from './cli-context.js';
 
 export function registerServeCommands(program: Command, ctx: CliContext) {
   program
@@ -39,6 +40,7 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
               snapshotRetentionMs: config.snapshotRetentionMs,
               tombstoneRetentionMs: config.tombstoneRetentionMs,
               auditRetentionMs: config.auditRetentionMs,
+              uploadRetentionMs: config.uploadRetentionMs,
             },
             logger,
             (report) => metrics.observeImport(report),
@@ -51,12 +53,37 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
 
   program
     .command('migrate')
-    .description('create or upgrade the storage schema')
+    .description('create or upgrade the storage schema, saying whether running instances may keep serving')
+    .option('--plan', 'only say what would be applied, and whether old instances must be stopped first')
     .option('--json', 'print JSON')
-    .action(async (opts: JsonOption) => {
-      await withStore(ctx, async (store) => {
-        await store.migrate();
-        emit(ctx, opts, { ok: true, backend: store.backend }, () => `The ${store.backend} schema is up to date.`);
-      });
+    .action(async (opts: JsonOption & { plan?: boolean }) => {
+      const store = await ctx.openStore({ migrate: false });
+      try {
+        const { current, latest } = await store.schemaVersion();
+        const pending = pendingMigrations(current, latest);
+        const online = pending.every((m) => m.online);
+        if (!opts.plan) await store.migrate();
+        const verb = opts.plan ? 'would apply' : 'applied';
+        emit(
+          ctx,
+          opts,
+          { ok: true, backend: store.backend, from: current, to: latest, applied: opts.plan ? [] : pending, pending: opts.plan ? pending : [], online },
+          () => {
+            if (pending.length === 0) return `The ${store.backend} schema is up to date (version ${latest}).`;
+            const lines = [`The ${store.backend} schema ${verb} version ${current} → ${latest}:`];
+            for (const m of pending) lines.push(`  ${m.version}: ${m.online ? 'online' : 'NEEDS A STOP'} — ${m.note}`);
+            lines.push(
+              current === 0
+                ? 'A new database: start the instances.'
+                : online
+                  ? 'Instances of the previous release keep serving on it: restart them one at a time (docs/operations.md, "Upgrades").'
+                  : `Stop every instance of the previous release ${opts.plan ? 'before migrating' : 'now if any still runs'}, then start the new release (docs/operations.md, "Upgrades").`,
+            );
+            return lines.join('\n');
+          },
+        );
+      } finally {
+        await store.close();
+      }
     });
 }

@@ -22,6 +22,7 @@ interface ProcessData {
   snapshotRetentionMs: number;
   tombstoneRetentionMs: number;
   auditRetentionMs: number;
+  uploadRetentionMs: number;
 }
 
 // The settings go over the IPC channel, never in argv: DATABASE_URL may hold a password, and argv is public.
@@ -151,6 +152,7 @@ function childMain() {
           snapshotRetentionMs: m.data.snapshotRetentionMs,
           tombstoneRetentionMs: m.data.tombstoneRetentionMs,
           auditRetentionMs: m.data.auditRetentionMs,
+          uploadRetentionMs: m.data.uploadRetentionMs,
           makeSegments: true,
           events: {
             started: (job) => {

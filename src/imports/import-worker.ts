@@ -68,6 +68,8 @@ export class ImportWorker {
       tombstoneRetentionMs?: number;
       /** Audit entries older than this are deleted by the sweep (default: a year). */
       auditRetentionMs?: number;
+      /** Stored uploads are removed this long after their import ended; never when absent. */
+      uploadRetentionMs?: number;
       events?: WorkerEvents;
       /** Uploads from this size on are parsed in a thread of their own (apply-import.ts's default otherwise). */
       threadFromBytes?: number;
@@ -191,6 +193,7 @@ export class ImportWorker {
       await this.store.sweepSnapshots(now - this.options.snapshotRetentionMs);
       await this.store.sweepAudit(now - (this.options.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_MS));
       await this.store.sweepSignInFailures(now);
+      if (this.options.uploadRetentionMs !== undefined) await this.store.sweepUploads(now - this.options.uploadRetentionMs);
     }
   }
 }

@@ -53,7 +53,7 @@ export interface ImportRow {
   id: number; company_id: number; kind: Kind; status: ImportStatus; filename: string; size_bytes: number;
   source: string; created_at: number; started_at: number | null; finished_at: number | null;
   rows_read: number; bytes_read: number; attempts: number; worker: string | null; heartbeat_at: number | null;
-  report: string | null; error: string | null; snapshot_id: number | null;
+  report: string | null; error: string | null; snapshot_id: number | null; file_removed_at: number | null;
 }
 export const toImport = (r: ImportRow): ImportJob => ({
   id: r.id,
@@ -72,6 +72,7 @@ export const toImport = (r: ImportRow): ImportJob => ({
   report: r.report === null ? null : JSON.parse(r.report),
   error: r.error,
   snapshotId: r.snapshot_id,
+  fileRemovedAt: date(r.file_removed_at),
 });
 
 /** The `snapshots` columns a SnapshotMeta is read from. */

@@ -78,6 +78,8 @@ export interface ImportJob {
   report: unknown;
   error: string | null;
   snapshotId: number | null;
+  /** When the stored upload was removed (UPLOAD_RETENTION_DAYS after the import ended); it cannot be imported again. */
+  fileRemovedAt: Date | null;
 }
 
 /** One record handed to `writeSnapshot`, already rendered up to its timestamp. */
@@ -273,8 +275,45 @@ export interface Store {
    */
   readonly writesWhileStoring: boolean;
 
-  /** Creates or upgrades the schema. Idempotent. */
-  migrate(): Promise<void>;
+  /**
+   * Whether the store copies itself to a file (`backup`, `restore`): SQLite
+   * does; PostgreSQL is backed up with pg_dump / pg_restore instead
+   * (docs/operations.md), and its `backup` and `restore` throw.
+   */
+  readonly backsUpToFile: boolean;
+
+  /**
+   * Creates or upgrades the schema. Idempotent. `to` stops at that version
+   * (tests of upgrades start from the previous release's schema).
+   */
+  migrate(options?: { to?: number }): Promise<void>;
+  /**
+   * The schema version of the database (migrations applied; 0 when new) and
+   * the latest this code knows. Read without migrating, so `mirador migrate
+   * --plan` can say what an upgrade would apply (migration-notes.ts).
+   */
+  schemaVersion(): Promise<{ current: number; latest: number }>;
+  /**
+   * Copies the whole database into the new file `file`, as it was at one
+   * moment, while other connections go on reading and writing.
+   * @example
+   * if (store.backsUpToFile) await store.backup('/backups/mirador-2026-11-25.db');
+   */
+  backup(file: string): Promise<{ bytes: number }>;
+  /**
+   * The database's size on disk, and how much of it is free space that new
+   * writes reuse (SQLite's free pages; PostgreSQL reports 0, its free space
+   * inside tables is not cheap to count).
+   */
+  storageSize(): Promise<{ bytes: number; freeBytes: number }>;
+  /** Whether the database holds no company yet (the only kind `restore` accepts). */
+  isEmpty(): Promise<boolean>;
+  /**
+   * Replaces this empty database with the backup in `file` and closes the
+   * store (open it again, and migrate, to use it). Refuses a database that is
+   * not empty and a file that is not a backup of this kind of store.
+   */
+  restore(file: string): Promise<void>;
   close(): Promise<void>;
   /** Resolves when the storage answers; rejects with StoreUnavailableError. */
   ping(): Promise<void>;
@@ -494,4 +533,12 @@ export interface Store {
   finishSegmentPass(snapshotId: number): Promise<void>;
   /** Deletes superseded snapshots older than `supersededBefore` and abandoned staged ones, with their chunks and segments. */
   sweepSnapshots(supersededBefore: number): Promise<number>;
+  /**
+   * Removes the stored files of imports that ended (succeeded, failed or
+   * rejected) before `endedBefore`, marking each import's `fileRemovedAt`;
+   * queued, running and held imports keep theirs. Returns how many were removed.
+   * @example
+   * await store.sweepUploads(Date.now() - config.uploadRetentionMs);
+   */
+  sweepUploads(endedBefore: number): Promise<number>;
 }

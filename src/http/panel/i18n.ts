@@ -191,6 +191,10 @@ const MESSAGES = {
   importError_duplicate_id: ['Hay valores de id_erp repetidos.', 'Some id_erp values are repeated.'],
   importError_internal_error: ['Error interno del importador.', 'An internal error of the importer.'],
   reapplyThisFile: ['Importar de nuevo este archivo', 'Import this file again'],
+  fileRemoved: [
+    'El archivo de esta importación ya no se guarda: se borró el {date}, {days} días después de terminar. Para importarlo de nuevo, súbelo otra vez.',
+    'The file of this import is no longer kept: it was removed on {date}, {days} days after the import ended. To import it again, upload it again.',
+  ],
   heldTitle: ['Pendiente de confirmación', 'Awaiting confirmation'],
   heldExplain: [
     'Esta importación eliminaría {count} de {of} registros. Puede ser una exportación incompleta, así que se siguen sirviendo los datos anteriores hasta que decidas.',

@@ -152,6 +152,9 @@ export function registerImportRoutes(app: FastifyInstance, deps: PanelDeps) {
   app.post('/imports/:id/reapply', async (request, reply) => {
     const { company, who } = admin(request);
     const job = await ownImport(store, company.id, (request.params as { id: string }).id);
+    if (job.fileRemovedAt) {
+      throw new ApiError('not_found', `The file of import ${job.id} was removed on ${job.fileRemovedAt.toISOString()} (UPLOAD_RETENTION_DAYS): upload it again.`);
+    }
     const audit = auditEvent(who, company.id, 'import.upload', { kind: job.kind, filename: job.filename, source: 'panel', copy_of: job.id, size_bytes: job.sizeBytes });
     const copy = await store.copyImport(job.id, 'panel', audit);
     if (!copy) throw new ApiError('not_found', 'There is no such import.');

@@ -102,7 +102,7 @@ export async function copyImport(db: Db, id: number, source: string, audit?: Aud
       const row = await c.one<ImportRow>(
         `INSERT INTO imports (company_id, kind, status, filename, size_bytes, source, created_at)
          SELECT company_id, kind, 'queued', filename, size_bytes, $2, $3 FROM imports
-         WHERE id = $1 AND status <> 'receiving' RETURNING *`,
+         WHERE id = $1 AND status <> 'receiving' AND file_removed_at IS NULL RETURNING *`,
         [id, source, Date.now()],
       );
       if (!row) return null;
@@ -245,4 +245,23 @@ export async function recoverImports(
     [Date.now() - RECEIVING_EXPIRES_MS],
   );
   return recovered;
+}
+
+export async function sweepUploads(db: Db, endedBefore: number): Promise<number> {
+  // Unbounded: deleting the blobs of a few large uploads may outlast the statement timeout.
+  return db.tx(
+    async (c) => {
+      const ids = (
+        await c.rows<{ id: number }>(
+          `UPDATE imports SET file_removed_at = $2
+           WHERE status IN ('succeeded', 'failed', 'rejected') AND finished_at < $1 AND file_removed_at IS NULL
+           RETURNING id`,
+          [endedBefore, Date.now()],
+        )
+      ).map((r) => r.id);
+      if (ids.length > 0) await c.run('DELETE FROM import_blobs WHERE import_id = ANY($1::bigint[])', [ids]);
+      return ids.length;
+    },
+    { unbounded: true },
+  );
 }

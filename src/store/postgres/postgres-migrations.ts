@@ -190,10 +190,15 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   ALTER TABLE credentials ADD COLUMN expires_at BIGINT;
   `,
+  // Stored uploads are removed UPLOAD_RETENTION_DAYS after their import ends; the import's row
+  // stays in the history and says when its file went.
+  `
+  ALTER TABLE imports ADD COLUMN file_removed_at BIGINT;
+  `,
 ];
 
 /** Applies the migrations not yet recorded, under the migration lock. Idempotent. */
-export async function migrate(db: Db): Promise<void> {
+export async function migrate(db: Db, to = POSTGRES_MIGRATIONS.length): Promise<void> {
   // Unbounded: an upgrade may rewrite large tables, and the other instances
   // wait on the lock until it is done.
   await db.tx(async (c: Conn) => {
@@ -202,9 +207,17 @@ export async function migrate(db: Db): Promise<void> {
       'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)',
     );
     const applied = (await c.one<{ v: number }>('SELECT coalesce(max(version), 0)::int AS v FROM schema_migrations'))!.v;
-    for (let v = applied; v < POSTGRES_MIGRATIONS.length; v++) {
+    for (let v = applied; v < Math.min(to, POSTGRES_MIGRATIONS.length); v++) {
       await c.run(POSTGRES_MIGRATIONS[v]!);
       await c.run('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [v + 1, Date.now()]);
     }
   }, { unbounded: true });
+}
+
+/** Migrations applied to the database (0 when it has none yet), and how many this code has. */
+export async function schemaVersion(db: Db): Promise<{ current: number; latest: number }> {
+  // Two statements: a query naming a missing table fails when parsed, whatever CASE guards it.
+  const exists = (await db.one<{ t: string | null }>("SELECT to_regclass('schema_migrations')::text AS t"))!.t !== null;
+  const current = exists ? (await db.one<{ v: number }>('SELECT coalesce(max(version), 0)::int AS v FROM schema_migrations'))!.v : 0;
+  return { current, latest: POSTGRES_MIGRATIONS.length };
 }

@@ -27,7 +27,7 @@ import { Db } from './postgres-connection.js';
 import { LiveListener } from './postgres-live-listener.js';
 import * as audits from './postgres-audit.js';
 import * as imports from './postgres-imports.js';
-import { migrate } from './postgres-migrations.js';
+import { migrate, schemaVersion } from './postgres-migrations.js';
 import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from '../row-mappers.js';
 import * as segments from './postgres-segments.js';
 import * as snapshots from './postgres-snapshots.js';
@@ -39,10 +39,14 @@ const hasNul = (s: string) => s.includes('\0');
 /** A sign-in key PostgreSQL text can hold (a NUL typed in the form becomes U+FFFD). */
 const textKey = (s: string) => s.replaceAll('\0', '\uFFFD');
 
+const PG_BACKUP =
+  'On PostgreSQL, back up with "pg_dump -Fc" and restore with "pg_restore" (see docs/operations.md, "Backups"); "mirador backup" and "mirador restore" are for SQLite.';
+
 export class PostgresStore implements Store {
   readonly backend = 'postgres' as const;
   readonly writerBoundsImport = true;
   readonly writesWhileStoring = true;
+  readonly backsUpToFile = false;
 
   private readonly live = new LiveCache();
   /** Only a serving process listens (one more connection); without it, live pointers are read every time. */
@@ -66,13 +70,35 @@ export class PostgresStore implements Store {
     return new PostgresStore(new Db(url), url, options);
   }
 
-  migrate(): Promise<void> {
-    return migrate(this.db);
+  migrate(options: { to?: number } = {}): Promise<void> {
+    return migrate(this.db, options.to);
   }
 
   async close(): Promise<void> {
     await this.listener?.close();
     await this.db.close();
+  }
+
+  // PostgreSQL has its own consistent, online tools: pg_dump -Fc and pg_restore (docs/operations.md).
+  async backup(): Promise<{ bytes: number }> {
+    throw new Error(PG_BACKUP);
+  }
+
+  async restore(): Promise<void> {
+    throw new Error(PG_BACKUP);
+  }
+
+  async storageSize() {
+    const r = await this.db.one<{ bytes: string }>('SELECT pg_database_size(current_database())::text AS bytes');
+    return { bytes: Number(r!.bytes), freeBytes: 0 };
+  }
+
+  schemaVersion() {
+    return schemaVersion(this.db);
+  }
+
+  async isEmpty(): Promise<boolean> {
+    return (await this.db.one<{ n: number }>('SELECT count(*)::int AS n FROM companies'))!.n === 0;
   }
 
   async ping(): Promise<void> {
@@ -133,7 +159,14 @@ export class PostgresStore implements Store {
 
   async credentialByPrefix(prefix: string): Promise<Credential | null> {
     if (hasNul(prefix)) return null;
-    const r = await this.db.one<CredentialRow>('SELECT * FROM credentials WHERE prefix = $1', [prefix], 'mirador_credential');
+    // Columns named, not *: a prepared statement whose result type a migration changed fails
+    // ("cached plan must not change result type") on every instance still running.
+    const r = await this.db.one<CredentialRow>(
+      `SELECT id, company_id, scope, prefix, secret_hash, label, created_at, last_used_at, revoked_at
+       FROM credentials WHERE prefix = $1`,
+      [prefix],
+      'mirador_credential',
+    );
     return r ? toCredential(r) : null;
   }
 
@@ -420,6 +453,10 @@ export class PostgresStore implements Store {
     const record = await snapshots.findRecord(this.db, snapshotId, idErp);
     if (record) this.live.rememberRecord(snapshotId, idErp, record);
     return record;
+  }
+
+  sweepUploads(endedBefore: number) {
+    return imports.sweepUploads(this.db, endedBefore);
   }
 
   sweepSnapshots(supersededBefore: number) {

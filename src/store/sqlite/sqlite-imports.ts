@@ -69,7 +69,7 @@ export function copyImport(db: Database, id: number, source: string, audit?: Aud
       .prepare(
         `INSERT INTO imports (company_id, kind, status, filename, size_bytes, source, created_at)
          SELECT company_id, kind, 'queued', filename, size_bytes, ?, ? FROM imports
-         WHERE id = ? AND status <> 'receiving'`,
+         WHERE id = ? AND status <> 'receiving' AND file_removed_at IS NULL`,
       )
       .run(source, Date.now(), id);
     if (r.changes === 0) return null;
@@ -172,4 +172,23 @@ export function recoverImports(
   db.prepare(`DELETE FROM import_blobs WHERE import_id IN (SELECT id FROM imports WHERE status = 'receiving' AND created_at < ?)`)
     .run(Date.now() - 24 * 3600 * 1000);
   return recovered;
+}
+
+const ENDED = "('succeeded', 'failed', 'rejected')";
+
+export function sweepUploads(db: Database, endedBefore: number): number {
+  return db.transaction(() => {
+    const ids = db
+      .prepare(`SELECT id FROM imports WHERE status IN ${ENDED} AND finished_at < ? AND file_removed_at IS NULL`)
+      .pluck()
+      .all(endedBefore) as number[];
+    const remove = db.prepare('DELETE FROM import_blobs WHERE import_id = ?');
+    const mark = db.prepare('UPDATE imports SET file_removed_at = ? WHERE id = ?');
+    const now = Date.now();
+    for (const id of ids) {
+      remove.run(id);
+      mark.run(now, id);
+    }
+    return ids.length;
+  }).immediate();
 }

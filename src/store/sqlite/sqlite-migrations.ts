@@ -167,4 +167,9 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   ALTER TABLE credentials ADD COLUMN expires_at INTEGER;
   `,
+  // Stored uploads are removed UPLOAD_RETENTION_DAYS after their import ends; the import's row
+  // stays in the history and says when its file went.
+  `
+  ALTER TABLE imports ADD COLUMN file_removed_at INTEGER;
+  `,
 ];

@@ -24,6 +24,7 @@ import {
   type User,
 } from '../store.js';
 import * as audits from './sqlite-audit.js';
+import * as backups from './sqlite-backup.js';
 import * as imports from './sqlite-imports.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from '../row-mappers.js';
@@ -37,6 +38,7 @@ export class SqliteStore implements Store {
   readonly backend = 'sqlite' as const;
   readonly writerBoundsImport = false;
   readonly writesWhileStoring = false;
+  readonly backsUpToFile = true;
   private readonly db: Database.Database;
   private readonly liveStmt: Database.Statement;
   private readonly live = new LiveCache();
@@ -75,12 +77,38 @@ export class SqliteStore implements Store {
     this.dataVersionStmt = this.db.prepare('PRAGMA data_version').pluck();
   }
 
-  async migrate(): Promise<void> {
+  async migrate(options: { to?: number } = {}): Promise<void> {
+    const to = Math.min(options.to ?? SQLITE_MIGRATIONS.length, SQLITE_MIGRATIONS.length);
     this.db.transaction(() => {
       const version = this.db.pragma('user_version', { simple: true }) as number;
-      for (let v = version; v < SQLITE_MIGRATIONS.length; v++) this.db.exec(SQLITE_MIGRATIONS[v]!);
-      this.db.pragma(`user_version = ${SQLITE_MIGRATIONS.length}`);
+      for (let v = version; v < to; v++) this.db.exec(SQLITE_MIGRATIONS[v]!);
+      // Never lowered: an older release opening a newer database (during a rolling upgrade)
+      // must not make the newer one apply its migrations a second time.
+      if (version < to) this.db.pragma(`user_version = ${to}`);
     }).immediate();
+  }
+
+  backup(file: string) {
+    return backups.backup(this.db, file);
+  }
+
+  async storageSize() {
+    const pageSize = this.db.pragma('page_size', { simple: true }) as number;
+    const pages = this.db.pragma('page_count', { simple: true }) as number;
+    const free = this.db.pragma('freelist_count', { simple: true }) as number;
+    return { bytes: pages * pageSize, freeBytes: free * pageSize };
+  }
+
+  async isEmpty() {
+    return backups.isEmpty(this.db);
+  }
+
+  restore(file: string) {
+    return backups.restore(this.db, this.path, file);
+  }
+
+  async schemaVersion() {
+    return { current: this.db.pragma('user_version', { simple: true }) as number, latest: SQLITE_MIGRATIONS.length };
   }
 
   async close(): Promise<void> {
@@ -442,6 +470,10 @@ export class SqliteStore implements Store {
     const record = snapshots.findRecord(this.db, snapshotId, idErp);
     if (record) this.live.rememberRecord(snapshotId, idErp, record);
     return record;
+  }
+
+  async sweepUploads(endedBefore: number) {
+    return imports.sweepUploads(this.db, endedBefore);
   }
 
   async sweepSnapshots(supersededBefore: number) {

@@ -114,9 +114,7 @@ ${done
 ${job.status === 'awaiting_confirmation' && report ? heldSection(ctx, job, report) : ''}
 ${report ? reportSection(ctx, job, report) : done ? html`<p>${job.error ?? t('noReport')}</p>` : ''}
 ${done && job.status !== 'receiving'
-  ? html`<form method="post" action="/panel/imports/${job.id}/reapply" class="inline-form">
-  ${csrfField(ctx)}<button type="submit">${t('reapplyThisFile')}</button>
-</form>`
+  ? reapplyForm(ctx, job)
   : ''}`;
   return page(ctx, {
     title: t('importTitle', { id: job.id, kind: label }),
@@ -124,4 +122,16 @@ ${done && job.status !== 'receiving'
     body,
     notice: notice ? { text: notice, kind: 'success' } : null,
   });
+}
+
+/** "Import this file again", or, once the stored upload is gone (UPLOAD_RETENTION_DAYS), when it went. */
+export function reapplyForm(ctx: PageContext, job: ImportJob, label: 'reapplyThisFile' | 'reapplyButton' = 'reapplyThisFile'): SafeHtml {
+  const { t } = ctx;
+  if (job.fileRemovedAt) {
+    const days = Math.round((job.fileRemovedAt.getTime() - (job.finishedAt ?? job.fileRemovedAt).getTime()) / 86_400_000);
+    return html`<p class="file-removed">${t('fileRemoved', { date: job.fileRemovedAt.toISOString().slice(0, 10), days })}</p>`;
+  }
+  return html`<form method="post" action="/panel/imports/${job.id}/reapply" class="inline-form">
+  ${csrfField(ctx)}<button type="submit">${t(label)}</button>
+</form>`;
 }
