@@ -1,0 +1,180 @@
+/**
+ * Makes a snapshot's filter indexes (snapshot-index.ts) and its thin items
+ * while the chunk builder lays items out in list order: each item is read
+ * once, at import, from the bytes just laid out. Only the head of an item
+ * is read (its highlighted fields, before `"data"`): the values are found by
+ * scanning JSON tokens, never parsed, except the few text values a `q` search
+ * indexes, whose words are folded (search-words.ts).
+ *
+ * A thin item is its item without `data`: `{"id_erp":…,<fields>,"actualizado_at":"…"}`,
+ * laid out in thin chunks holding the same positions as the item chunks, with
+ * where each field starts (ThinChunk.bounds): a `fields=` page is put together
+ * from those pieces.
+ */
+import { foldedWords, foldText } from '../domain/search-words.js';
+import { KIND_SPECS, type FieldSpec, type Kind } from '../domain/kinds.js';
+import { encodePostings, encodeRange, type IndexBlob } from './snapshot-index.js';
+import type { ThinChunk } from './store.js';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+/** Every rendered body ends with this key (item-renderer.ts), before the time. */
+const TIME_KEY_BYTES = Buffer.byteLength(',"actualizado_at":"');
+
+/** Fields whose folded words a `q` search matches by prefix… */
+const WORD_FIELDS = new Set(['nombre']);
+/** …and those it matches as a whole, by prefix. */
+const WHOLE_FIELDS = new Set(['id_erp', 'codigo', 'cif']);
+
+type Postings = Map<string, number | number[]>;
+
+function addPosting(map: Postings, key: string, pos: number) {
+  const prev = map.get(key);
+  if (prev === undefined) map.set(key, pos);
+  else if (typeof prev === 'number') {
+    if (prev !== pos) map.set(key, [prev, pos]);
+  } else if (prev[prev.length - 1] !== pos) prev.push(pos);
+}
+
+/** Keys are latin1 strings of bytes: their string order is byte order. */
+function encodeMap(map: Postings): Buffer {
+  const keys = [...map.keys()].sort();
+  return encodePostings(
+    keys.map((k) => Buffer.from(k, 'latin1')),
+    keys.map((k) => map.get(k)!),
+  );
+}
+
+export class IndexBuilder {
+  private readonly fields: readonly FieldSpec[];
+  /** Each field's key as rendered (`{"id_erp":`, `,"nombre":`), by length only: the renderer wrote them. */
+  private readonly keyLengths: number[];
+  private readonly equal: (Postings | null)[];
+  private readonly rangeValues: (number[] | null)[];
+  private readonly rangePositions: (number[] | null)[];
+  private readonly terms: Postings = new Map();
+  private readonly starts: Int32Array;
+  private readonly ends: Int32Array;
+
+  // The open thin chunk.
+  private thin = Buffer.allocUnsafeSlow(32 * 1024);
+  private thinLength = 0;
+  private bounds: number[] = [];
+
+  constructor(readonly kind: Kind) {
+    this.fields = KIND_SPECS[kind].fields;
+    this.keyLengths = this.fields.map((f, i) => Buffer.byteLength((i === 0 ? '{' : ',') + JSON.stringify(f.name) + ':'));
+    this.equal = this.fields.map((f) => (f.type === 'string' ? new Map() : null));
+    this.rangeValues = this.fields.map((f) => (f.type === 'string' ? null : []));
+    this.rangePositions = this.fields.map((f) => (f.type === 'string' ? null : []));
+    this.starts = new Int32Array(this.fields.length + 1);
+    this.ends = new Int32Array(this.fields.length);
+  }
+
+  /**
+   * Indexes the item at `pos`: `buf[start, end)`, whose body (before the
+   * time) ends at `bodyEnd`, and adds its thin item to the open thin chunk.
+   */
+  add(buf: Buffer, start: number, bodyEnd: number, end: number, pos: number): void {
+    const n = this.fields.length;
+    let at = start;
+    for (let j = 0; j < n; j++) {
+      this.starts[j] = at;
+      at += this.keyLengths[j]!;
+      const from = at;
+      if (buf[at] === QUOTE) {
+        at++;
+        while (buf[at] !== QUOTE) at += buf[at] === BACKSLASH ? 2 : 1;
+        at++;
+      } else {
+        while (buf[at] !== COMMA) at++;
+      }
+      this.ends[j] = at;
+      this.index(j, buf, from, at, pos);
+    }
+    this.starts[n] = at; // where `,"data":` starts
+    const tail = bodyEnd - TIME_KEY_BYTES;
+    // The thin item: the head, then the time.
+    const headBytes = at - start;
+    const need = headBytes + (end - tail) + 1;
+    if (this.thinLength + need > this.thin.length) {
+      const next = Buffer.allocUnsafeSlow(Math.max(this.thin.length * 2, this.thinLength + need));
+      this.thin.copy(next, 0, 0, this.thinLength);
+      this.thin = next;
+    }
+    const base = this.thinLength - start;
+    for (let j = 0; j < n; j++) this.bounds.push(this.starts[j]! + base);
+    this.bounds.push(at + base);
+    buf.copy(this.thin, this.thinLength, start, at);
+    this.thinLength += headBytes;
+    buf.copy(this.thin, this.thinLength, tail, end);
+    this.thinLength += end - tail;
+    this.thin[this.thinLength++] = COMMA;
+  }
+
+  private index(j: number, buf: Buffer, from: number, to: number, pos: number) {
+    const field = this.fields[j]!;
+    const equal = this.equal[j];
+    if (equal) {
+      addPosting(equal, buf.toString('latin1', from, to), pos);
+      if (buf[from] !== QUOTE) return; // null: nothing to search
+      const word = WORD_FIELDS.has(field.name);
+      if (!word && !WHOLE_FIELDS.has(field.name)) return;
+      const text = this.text(buf, from, to);
+      if (word) for (const w of foldedWords(text)) addPosting(this.terms, utf8Key(w), pos);
+      else addPosting(this.terms, utf8Key(foldText(text)), pos);
+      return;
+    }
+    if (buf[from] === 0x6e) return; // null
+    const values = this.rangeValues[j]!;
+    if (field.type === 'date') {
+      // "YYYY-MM-DD" → YYYYMMDD
+      const d = (k: number) => buf[from + k]! - 0x30;
+      const year = ((d(1) * 10 + d(2)) * 10 + d(3)) * 10 + d(4);
+      values.push(year * 10000 + (d(6) * 10 + d(7)) * 100 + d(9) * 10 + d(10));
+    } else {
+      values.push(Number(buf.toString('latin1', from, to)));
+    }
+    this.rangePositions[j]!.push(pos);
+  }
+
+  /** The string a JSON string token stands for. */
+  private text(buf: Buffer, from: number, to: number): string {
+    for (let k = from + 1; k < to - 1; k++) if (buf[k] === BACKSLASH) return JSON.parse(buf.toString('utf8', from, to)) as string;
+    return buf.toString('utf8', from + 1, to - 1);
+  }
+
+  /** The thin items added since the last call, as the thin chunk `chunkNo` starting at `firstPos`. */
+  takeThin(chunkNo: number, firstPos: number): ThinChunk {
+    const bytes = Buffer.allocUnsafeSlow(Math.max(0, this.thinLength - 1));
+    this.thin.copy(bytes, 0, 0, bytes.length);
+    const chunk: ThinChunk = { chunkNo, firstPos, bounds: Uint32Array.from(this.bounds), bytes };
+    this.thinLength = 0;
+    this.bounds = [];
+    return chunk;
+  }
+
+  /** The snapshot's indexes, once every item was added. */
+  finish(): IndexBlob[] {
+    const out: IndexBlob[] = [];
+    this.fields.forEach((f, j) => {
+      const equal = this.equal[j];
+      if (equal) out.push({ name: `eq:${f.name}`, bytes: encodeMap(equal) });
+      else out.push({ name: `range:${f.name}`, bytes: encodeRange(this.rangeValues[j]!, this.rangePositions[j]!) });
+    });
+    out.push({ name: 'q', bytes: encodeMap(this.terms) });
+    return out;
+  }
+}
+
+/** A term as a latin1 string of its UTF-8 bytes (see encodeMap). */
+function utf8Key(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return /^[\x00-\x7f]*$/.test(text) ? text : Buffer.from(text, 'utf8').toString('latin1');
+}
+
+/** Fields of a thin chunk's item k: `bounds` holds, per item, where each field starts, then where its time starts. */
+export function thinStride(kind: Kind): number {
+  return KIND_SPECS[kind].fields.length + 1;
+}
