@@ -86,22 +86,25 @@ function toInput(kind: Kind, id: string, values: Record<string, string | number 
 
 /** A random query of `kind`'s subset parameters (the list parameters are added by the caller). */
 function queryArb(kind: Kind): fc.Arbitrary<Record<string, string | string[]>> {
-  const eq =
+  const eq: fc.Arbitrary<Record<string, string[]>> =
     kind === 'avisos-correctivo'
       ? fc.oneof(
           fc.record({ estado: fc.array(fc.constantFrom(...ESTADOS, ''), { minLength: 1, maxLength: 2 }) }),
           fc.record({ cliente_id_erp: fc.array(fc.constantFrom(...CLIENTES, ''), { minLength: 1, maxLength: 2 }) }),
-          fc.record({ obra_id_erp: fc.constant(['']), prioridad: fc.constant(['alta']) }),
+          fc.record({ obra_id_erp: fc.constant<string[]>(['']), prioridad: fc.constant<string[]>(['alta']) }),
         )
-      : fc.oneof(fc.record({ unidad: fc.array(fc.constantFrom('ud', 'kg', 'm²', ''), { minLength: 1, maxLength: 2 }) }), fc.record({ codigo: fc.constant(['art02']) }));
-  const range =
+      : fc.oneof(
+          fc.record({ unidad: fc.array(fc.constantFrom('ud', 'kg', 'm²', ''), { minLength: 1, maxLength: 2 }) }),
+          fc.record({ codigo: fc.constant<string[]>(['art02']) }),
+        );
+  const range: fc.Arbitrary<Record<string, string>> =
     kind === 'avisos-correctivo'
       ? fc.record({ fecha_desde: fc.constantFrom(...FECHAS), fecha_hasta: fc.constantFrom(...FECHAS, '2026-12-31') }, { requiredKeys: [] })
       : fc.record({ precio_min: fc.constantFrom('0', '1.5', '12.5', '-1', '1e2'), precio_max: fc.constantFrom('12.5', '99', '5000') }, { requiredKeys: [] });
   const q = fc.array(fc.constantFrom(...Q_WORDS), { minLength: 1, maxLength: 2 }).map((w) => ({ q: w.join(kind === 'articulos' ? ' ' : ',') }));
   return fc
     .tuple(fc.option(eq, { nil: undefined }), fc.option(range, { nil: undefined }), fc.option(q, { nil: undefined }))
-    .map(([a, b, c]) => ({ ...a, ...b, ...c }));
+    .map(([a, b, c]) => ({ ...a, ...b, ...c }) as Record<string, string | string[]>);
 }
 
 function fieldsArb(kind: Kind): fc.Arbitrary<string[] | undefined> {
