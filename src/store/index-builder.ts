@@ -13,7 +13,8 @@
  */
 import { foldedWords, foldText } from '../domain/search-words.js';
 import { KIND_SPECS, type FieldSpec, type Kind } from '../domain/kinds.js';
-import { encodePostings, encodeRange, type IndexBlob } from './snapshot-index.js';
+import { encodeGroups, encodeRange, type IndexBlob } from './snapshot-index.js';
+import { byteOrder, groupValues, ValueList } from './index-sort.js';
 import type { ThinChunk } from './store.js';
 
 const QUOTE = 0x22;
@@ -27,33 +28,26 @@ const WORD_FIELDS = new Set(['nombre']);
 /** …and those it matches as a whole, by prefix. */
 const WHOLE_FIELDS = new Set(['id_erp', 'codigo', 'cif']);
 
-type Postings = Map<string, number | number[]>;
+/** ASCII letters and digits: the words of ASCII text (search-words.ts agrees on them). */
+const WORD_BYTE = new Uint8Array(128);
+for (let c = 0x30; c <= 0x39; c++) WORD_BYTE[c] = 1;
+for (let c = 0x41; c <= 0x5a; c++) WORD_BYTE[c] = 1;
+for (let c = 0x61; c <= 0x7a; c++) WORD_BYTE[c] = 1;
 
-function addPosting(map: Postings, key: string, pos: number) {
-  const prev = map.get(key);
-  if (prev === undefined) map.set(key, pos);
-  else if (typeof prev === 'number') {
-    if (prev !== pos) map.set(key, [prev, pos]);
-  } else if (prev[prev.length - 1] !== pos) prev.push(pos);
-}
-
-/** Keys are latin1 strings of bytes: their string order is byte order. */
-function encodeMap(map: Postings): Buffer {
-  const keys = [...map.keys()].sort();
-  return encodePostings(
-    keys.map((k) => Buffer.from(k, 'latin1')),
-    keys.map((k) => map.get(k)!),
-  );
+/** Whether a JSON string token is plain ASCII without escapes: then folding is lower-casing its bytes. */
+function plainAscii(buf: Buffer, from: number, to: number): boolean {
+  for (let k = from; k < to; k++) if (buf[k]! >= 0x80 || buf[k] === BACKSLASH) return false;
+  return true;
 }
 
 export class IndexBuilder {
   private readonly fields: readonly FieldSpec[];
   /** Each field's key as rendered (`{"id_erp":`, `,"nombre":`), by length only: the renderer wrote them. */
   private readonly keyLengths: number[];
-  private readonly equal: (Postings | null)[];
+  private readonly equal: (ValueList | null)[];
   private readonly rangeValues: (number[] | null)[];
   private readonly rangePositions: (number[] | null)[];
-  private readonly terms: Postings = new Map();
+  private readonly terms = new ValueList();
   private readonly starts: Int32Array;
   private readonly ends: Int32Array;
 
@@ -65,7 +59,7 @@ export class IndexBuilder {
   constructor(readonly kind: Kind) {
     this.fields = KIND_SPECS[kind].fields;
     this.keyLengths = this.fields.map((f, i) => Buffer.byteLength((i === 0 ? '{' : ',') + JSON.stringify(f.name) + ':'));
-    this.equal = this.fields.map((f) => (f.type === 'string' ? new Map() : null));
+    this.equal = this.fields.map((f) => (f.type === 'string' ? new ValueList() : null));
     this.rangeValues = this.fields.map((f) => (f.type === 'string' ? null : []));
     this.rangePositions = this.fields.map((f) => (f.type === 'string' ? null : []));
     this.starts = new Int32Array(this.fields.length + 1);
@@ -117,16 +111,44 @@ export class IndexBuilder {
     const field = this.fields[j]!;
     const equal = this.equal[j];
     if (equal) {
-      addPosting(equal, buf.toString('latin1', from, to), pos);
+      equal.add(buf, from, to, pos);
       if (buf[from] !== QUOTE) return; // null: nothing to search
       const word = WORD_FIELDS.has(field.name);
       if (!word && !WHOLE_FIELDS.has(field.name)) return;
+      const terms = this.terms;
+      if (plainAscii(buf, from + 1, to - 1)) {
+        // The common case, on bytes: lower-cased words (or the whole value), no string made.
+        terms.ensure(to - from);
+        const out = terms.bytes;
+        let start = terms.len;
+        let at = start;
+        for (let k = from + 1; k < to - 1; k++) {
+          const c = buf[k]!;
+          if (word && WORD_BYTE[c] === 0) {
+            if (at > start) {
+              terms.len = at;
+              terms.commit(start, pos);
+              start = at;
+            }
+            continue;
+          }
+          out[at++] = c >= 0x41 && c <= 0x5a ? c + 0x20 : c;
+        }
+        if (at > start || !word) {
+          terms.len = at;
+          terms.commit(start, pos);
+        }
+        return;
+      }
       const text = this.text(buf, from, to);
-      if (word) for (const w of foldedWords(text)) addPosting(this.terms, utf8Key(w), pos);
-      else addPosting(this.terms, utf8Key(foldText(text)), pos);
+      for (const w of word ? foldedWords(text) : [foldText(text)]) {
+        const b = Buffer.from(w, 'utf8');
+        terms.add(b, 0, b.length, pos);
+      }
       return;
     }
     if (buf[from] === 0x6e) return; // null
+    if (field.type === 'date' && to - from !== 12) return; // not "YYYY-MM-DD": the normaliser makes it null, never this
     const values = this.rangeValues[j]!;
     if (field.type === 'date') {
       // "YYYY-MM-DD" → YYYYMMDD
@@ -160,18 +182,13 @@ export class IndexBuilder {
     const out: IndexBlob[] = [];
     this.fields.forEach((f, j) => {
       const equal = this.equal[j];
-      if (equal) out.push({ name: `eq:${f.name}`, bytes: encodeMap(equal) });
+      if (equal) out.push({ name: `eq:${f.name}`, bytes: encodeGroups(equal, groupValues(equal), null) });
       else out.push({ name: `range:${f.name}`, bytes: encodeRange(this.rangeValues[j]!, this.rangePositions[j]!) });
     });
-    out.push({ name: 'q', bytes: encodeMap(this.terms) });
+    const groups = groupValues(this.terms);
+    out.push({ name: 'q', bytes: encodeGroups(this.terms, groups, byteOrder(this.terms, groups)) });
     return out;
   }
-}
-
-/** A term as a latin1 string of its UTF-8 bytes (see encodeMap). */
-function utf8Key(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return /^[\x00-\x7f]*$/.test(text) ? text : Buffer.from(text, 'utf8').toString('latin1');
 }
 
 /** Fields of a thin chunk's item k: `bounds` holds, per item, where each field starts, then where its time starts. */

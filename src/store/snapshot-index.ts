@@ -15,6 +15,8 @@
  * blob is decoded into typed-array views, with no per-value objects.
  */
 
+import { fnv1a, type Groups, type ValueList } from './index-sort.js';
+
 /** One blob of a snapshot's indexes, as the writers store it. */
 export interface IndexBlob {
   name: string;
@@ -23,6 +25,11 @@ export interface IndexBlob {
 
 export interface PostingIndex {
   type: 'postings';
+  /**
+   * With these (eq indexes), keys are in order of their FNV-1a hashes, and
+   * a key is found by its hash; without (`q`), keys are in byte order.
+   */
+  hashes?: Uint32Array;
   /** Key i is `dict[keyStarts[i] .. keyStarts[i + 1])`. */
   keyStarts: Uint32Array;
   /** Key i's positions are `postings[groupStarts[i] .. groupStarts[i + 1])`, ascending. */
@@ -44,6 +51,7 @@ export type SnapshotIndex = PostingIndex | RangeIndex;
 
 const POSTINGS_FORMAT = 1;
 const RANGE_FORMAT = 2;
+const HASHED_FORMAT = 3;
 const HEADER_BYTES = 16;
 
 if (new Uint8Array(new Uint32Array([1]).buffer)[0] !== 1) {
@@ -51,36 +59,46 @@ if (new Uint8Array(new Uint32Array([1]).buffer)[0] !== 1) {
   throw new Error('Mirador needs a little-endian CPU.');
 }
 
-/** Encodes groups: `keys` sorted by their bytes, `groups[i]` the ascending positions of `keys[i]`. */
-export function encodePostings(keys: readonly Buffer[], groups: readonly (number | number[])[]): Buffer {
-  const d = keys.length;
-  let n = 0;
+/**
+ * Encodes grouped values (index-sort.ts): in `order` (byte order, for
+ * prefixes), or with their hashes, in hash order (exact lookups only).
+ */
+export function encodeGroups(list: ValueList, groups: Groups, order: Uint32Array | null): Buffer {
+  const d = groups.first.length;
+  const n = groups.postings.length;
   let dictLength = 0;
-  for (let i = 0; i < d; i++) {
-    const g = groups[i]!;
-    n += typeof g === 'number' ? 1 : g.length;
-    dictLength += keys[i]!.length;
-  }
-  const out = Buffer.alloc(HEADER_BYTES + 4 * (2 * (d + 1) + n) + dictLength);
-  const u32 = new Uint32Array(out.buffer, out.byteOffset, (out.length - dictLength) / 4);
-  u32[0] = POSTINGS_FORMAT;
+  for (let g = 0; g < d; g++) dictLength += list.end(groups.first[g]!) - list.starts.a[groups.first[g]!]!;
+  const hashed = order === null;
+  const words = 4 + (hashed ? d : 0) + 2 * (d + 1) + n;
+  const out = Buffer.alloc(4 * words + dictLength);
+  const u32 = new Uint32Array(out.buffer, out.byteOffset, words);
+  u32[0] = hashed ? HASHED_FORMAT : POSTINGS_FORMAT;
   u32[1] = d;
   u32[2] = n;
   u32[3] = dictLength;
-  const keyStarts = 4;
+  let at = 4;
+  if (hashed) {
+    u32.set(groups.hashes, at);
+    at += d;
+  }
+  const keyStarts = at;
   const groupStarts = keyStarts + d + 1;
   const postings = groupStarts + d + 1;
-  const dictAt = 4 * (postings + n);
+  const dictAt = 4 * words;
   let k = 0;
   let p = 0;
   for (let i = 0; i < d; i++) {
+    const g = hashed ? i : order[i]!;
+    const first = groups.first[g]!;
+    const s = list.starts.a[first]!;
+    const e = list.end(first);
     u32[keyStarts + i] = k;
+    list.bytes.copy(out, dictAt + k, s, e);
+    k += e - s;
     u32[groupStarts + i] = p;
-    keys[i]!.copy(out, dictAt + k);
-    k += keys[i]!.length;
-    const g = groups[i]!;
-    if (typeof g === 'number') u32[postings + p++] = g;
-    else for (const pos of g) u32[postings + p++] = pos;
+    const run = groups.postings.subarray(groups.starts[g]!, groups.starts[g + 1]!);
+    u32.set(run, postings + p);
+    p += run.length;
   }
   u32[keyStarts + d] = k;
   u32[groupStarts + d] = p;
@@ -109,17 +127,19 @@ export function decodeIndex(blob: Uint8Array): SnapshotIndex {
   const own = new ArrayBuffer(blob.byteLength);
   new Uint8Array(own).set(blob);
   const head = new Uint32Array(own, 0, 4);
-  if (head[0] === POSTINGS_FORMAT) {
+  if (head[0] === POSTINGS_FORMAT || head[0] === HASHED_FORMAT) {
     const d = head[1]!;
     const n = head[2]!;
     let at = HEADER_BYTES;
+    const hashes = head[0] === HASHED_FORMAT ? new Uint32Array(own, at, d) : undefined;
+    if (hashes) at += 4 * d;
     const keyStarts = new Uint32Array(own, at, d + 1);
     at += 4 * (d + 1);
     const groupStarts = new Uint32Array(own, at, d + 1);
     at += 4 * (d + 1);
     const postings = new Uint32Array(own, at, n);
     at += 4 * n;
-    return { type: 'postings', keyStarts, groupStarts, postings, dict: Buffer.from(own, at, head[3]!), byteLength: own.byteLength };
+    return { type: 'postings', hashes, keyStarts, groupStarts, postings, dict: Buffer.from(own, at, head[3]!), byteLength: own.byteLength };
   }
   if (head[0] === RANGE_FORMAT) {
     const n = head[1]!;
@@ -150,6 +170,20 @@ function lowerBound(ix: PostingIndex, key: Buffer, prefix?: boolean, strict?: bo
 
 /** The positions whose value is exactly `key`, ascending (a view: do not write to it). */
 export function postingsOf(ix: PostingIndex, key: Buffer): Uint32Array {
+  if (ix.hashes) {
+    const h = fnv1a(key);
+    let lo = 0;
+    let hi = ix.hashes.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ix.hashes[mid]! < h) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < ix.hashes.length && ix.hashes[i] === h; i++) {
+      if (key.compare(ix.dict, ix.keyStarts[i]!, ix.keyStarts[i + 1]!) === 0) return ix.postings.subarray(ix.groupStarts[i]!, ix.groupStarts[i + 1]!);
+    }
+    return EMPTY;
+  }
   const i = lowerBound(ix, key);
   if (i >= ix.keyStarts.length - 1) return EMPTY;
   if (key.compare(ix.dict, ix.keyStarts[i]!, ix.keyStarts[i + 1]!) !== 0) return EMPTY;

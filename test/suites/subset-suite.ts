@@ -280,7 +280,8 @@ export function subsetSuite(factory: StoreFactory) {
       assert.deepEqual(feeds[2]!.filter((e) => !e.startsWith('A5')), ['A1 x', 'A3', 'A2 x', 'A4']);
       const served = await readAll(get, `/v1/${kind}?${filter}`);
       assert.deepEqual([...mirror.keys()].sort(), ['A3', 'A4', 'A5']);
-      assert.deepEqual([...mirror.values()].sort((a, b) => (a.id_erp < b.id_erp ? -1 : 1)), served);
+      const byId = (a: Item, b: Item) => (a.id_erp < b.id_erp ? -1 : 1);
+      assert.deepEqual([...mirror.values()].sort(byId), served.sort(byId));
     });
 
     test('related records: a customer\'s works and notices, a work\'s notices, and 404 for a missing parent', async () => {
@@ -352,6 +353,20 @@ export function subsetSuite(factory: StoreFactory) {
         (await request(`${server.baseUrl}/v1/clientes/C1?fields=nombre`, { headers: bearer(key) })).headers.etag,
         (await request(`${server.baseUrl}/v1/clientes/C1`, { headers: bearer(key) })).headers.etag,
       );
+    });
+
+    test('thin chunks and indexes are written with each snapshot and swept with it', async () => {
+      const { company } = await companyWithKey(store, `sweep`);
+      const rows = (name: string) => [{ fields: ['C1', name, null, null, null, null], cells: ['C1'], line: 2 }];
+      const first = await replaceRecords(store, { companyId: company.id, kind: 'clientes', columns: ['ID'], at: Date.UTC(2026, 1, 1) }, rows('Uno'));
+      assert.ok(await store.readIndex(first.snapshotId, 'q'));
+      assert.ok(await store.readIndex(first.snapshotId, 'eq:nombre'));
+      assert.equal((await store.readThinChunks(first.snapshotId, 0, 0)).length, 1);
+      assert.equal((await store.snapshotMeta(first.snapshotId))!.indexed, true);
+      await replaceRecords(store, { companyId: company.id, kind: 'clientes', columns: ['ID'], at: Date.UTC(2026, 1, 2) }, rows('Dos'));
+      await store.sweepSnapshots(Date.now() + 60_000);
+      assert.equal(await store.readIndex(first.snapshotId, 'q'), null);
+      assert.deepEqual(await store.readThinChunks(first.snapshotId, 0, 0), []);
     });
 
     test('bad subset parameters are 400 invalid_parameter naming them', async () => {

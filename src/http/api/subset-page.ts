@@ -98,7 +98,9 @@ export async function matchingPositions(source: ChunkSource, meta: SnapshotMeta,
       return intersectAll(filters.q.map((w) => postingsWithPrefix(ix, Buffer.from(w, 'utf8'))));
     })(),
   ]);
-  return intersectAll(lists.filter((l): l is Uint32Array => l !== null));
+  const out = intersectAll(lists.filter((l): l is Uint32Array => l !== null));
+  // Kept in MatchCache: a view would keep a whole index alive, uncounted.
+  return out.byteLength === out.buffer.byteLength ? out : out.slice();
 }
 
 /** A page's entry: a live position, or a removed record's tombstone. */
