@@ -9,6 +9,7 @@ import type { SandboxSnapshots } from '../../sandbox/sandbox-snapshots.js';
 import { ERROR_CATALOG, type ErrorCode } from '../errors.js';
 import { errorExample, sandboxExamples, type KindExamples } from './api-examples.js';
 import { DETAIL_PARAMS, ID_ERP_PARAM, LIST_QUERY, READ_HEADERS, ref, schemaNames } from './api-schemas.js';
+import { fieldsQueryProperty, subsetQueryProperties } from './subset-docs.js';
 
 /**
  * Route options that keep the schemas as documentation only: Fastify neither
@@ -172,8 +173,8 @@ export function catalogExamples() {
 const NEVER_ON_READS: readonly ErrorCode[] = ['method_not_allowed', 'payload_too_large', 'forbidden'];
 const NEVER_ON_SANDBOX: readonly ErrorCode[] = ['auth_required', 'unauthorized'];
 const NEVER_ON_LISTS: readonly ErrorCode[] = ['not_found'];
-// A detail reads no query parameters, so no snapshot can expire under it.
-const NEVER_ON_DETAILS: readonly ErrorCode[] = ['invalid_parameter', 'snapshot_expired'];
+// A detail reads no snapshot parameter, so no snapshot can expire under it (`fields` can be a 400).
+const NEVER_ON_DETAILS: readonly ErrorCode[] = ['snapshot_expired'];
 
 function readCodes(sandbox: boolean, detail: boolean): ErrorCode[] {
   const excluded = new Set([...NEVER_ON_READS, ...(sandbox ? NEVER_ON_SANDBOX : []), ...(detail ? NEVER_ON_DETAILS : NEVER_ON_LISTS)]);
@@ -235,6 +236,9 @@ export interface ApiDocs {
   list(kind: Kind, sandbox: boolean): Record<string, unknown>;
   detail(kind: Kind, sandbox: boolean): Record<string, unknown>;
   preflight(kind: Kind, sandbox: boolean, detail: boolean): Record<string, unknown>;
+  /** A related-record list: `child` filtered on `field` = the parent's id_erp (contract §6). */
+  related(parent: Kind, child: Kind, field: string, sandbox: boolean): Record<string, unknown>;
+  relatedPreflight(parent: Kind, child: Kind, sandbox: boolean): Record<string, unknown>;
 }
 
 export function apiDocs(sandboxData: SandboxSnapshots): ApiDocs {
@@ -309,7 +313,7 @@ export function apiDocs(sandboxData: SandboxSnapshots): ApiDocs {
           `A page of ${LABEL[kind]}, ordered by \`actualizado_at\` then \`id_erp\`. Follow \`next_offset\` while ` +
           `\`has_more\` is true; with \`updated_since\` the list reads like a change feed. ${where(sandbox)} ${HEAD_NOTE}`,
         security: sandbox ? [] : SECURITY_REAL,
-        querystring: LIST_QUERY,
+        querystring: { ...LIST_QUERY, properties: { ...LIST_QUERY.properties, ...subsetQueryProperties(kind) } },
         headers: READ_HEADERS,
         response: {
           200: {
@@ -351,6 +355,7 @@ export function apiDocs(sandboxData: SandboxSnapshots): ApiDocs {
         description: `One of the ${LABEL[kind]}, by its \`id_erp\`. ${where(sandbox)} ${HEAD_NOTE}`,
         security: sandbox ? [] : SECURITY_REAL,
         params: { ...DETAIL_PARAMS, properties: { id_erp: { ...ID_ERP_PARAM, examples: [ex.firstId] } } },
+        querystring: { type: 'object', properties: fieldsQueryProperty(kind) },
         headers: READ_HEADERS,
         response: {
           200: {
@@ -371,6 +376,33 @@ export function apiDocs(sandboxData: SandboxSnapshots): ApiDocs {
           304: notModified(sandbox),
           ...errorResponses(readCodes(sandbox, true)),
         },
+      };
+    },
+
+    related(parent, child, field, sandbox) {
+      const list = this.list(child, sandbox) as { response: Record<string, unknown> } & Record<string, unknown>;
+      const ex = examples[parent];
+      return {
+        ...list,
+        operationId: `list${sandbox ? 'Sandbox' : ''}${ID_NAME[parent]}${LIST_NAME[child]}`,
+        summary: `List the ${child} of one of ${parent}${sandbox ? ' (sandbox)' : ''}`,
+        description:
+          `The ${LABEL[child]} whose \`${field}\` is this record's \`id_erp\`: the list of ${child} filtered on it, ` +
+          `with every list parameter and filter. \`404 not_found\` when the ${parent} record does not exist. ${where(sandbox)} ${HEAD_NOTE}`,
+        params: { ...DETAIL_PARAMS, properties: { id_erp: { ...ID_ERP_PARAM, examples: [ex.firstId] } } },
+        response: { ...list.response, ...errorResponses(['not_found']) },
+      };
+    },
+
+    relatedPreflight(parent, child, sandbox) {
+      return {
+        operationId: `preflight${sandbox ? 'Sandbox' : ''}${ID_NAME[parent]}${LIST_NAME[child]}`,
+        tags: ['CORS'],
+        summary: `CORS preflight of ${sandbox ? '/v1/sandbox/' : '/v1/'}${parent}/{id_erp}/${child}`,
+        description: 'Browsers send this before a cross-origin GET with a key header. Any origin may read.',
+        security: [],
+        params: DETAIL_PARAMS,
+        response: preflightResponse,
       };
     },
 

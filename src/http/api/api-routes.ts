@@ -21,13 +21,7 @@ import { sendCacheable, sendCacheableNow, type CacheableBody, type CompressedBod
 import { assembleGzip } from './gzip-segments.js';
 import { cachedItems, firstPositionSince, readBodyParts, readItems, type ChunkSource } from './snapshot-reader.js';
 import { mergedPage, renderTombstones, type RenderedTombstone } from './merged-page.js';
-
-/** The related-record paths (contract §6): a parent kind's record, and a kind filtered on it. */
-const RELATED: readonly { parent: Kind; child: Kind; field: string }[] = [
-  { parent: 'clientes', child: 'obras', field: 'cliente_id_erp' },
-  { parent: 'clientes', child: 'avisos-correctivo', field: 'cliente_id_erp' },
-  { parent: 'obras', child: 'avisos-correctivo', field: 'obra_id_erp' },
-];
+import { RELATED } from './subset-docs.js';
 
 export interface ApiDeps {
   store: Store;
@@ -208,7 +202,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
   for (const { parent, child, field } of RELATED) {
     for (const sandbox of [false, true]) {
       const url = `${sandbox ? '/v1/sandbox' : '/v1'}/${parent}/:id_erp/${child}`;
-      app.get<{ Params: { id_erp: string } }>(url, { ...DOC_ONLY }, async (request, reply) => {
+      app.get<{ Params: { id_erp: string } }>(url, { ...DOC_ONLY, schema: docs.related(parent, child, field, sandbox) }, async (request, reply) => {
         const v = await (sandbox ? sandboxView : realView)(request, reply, child);
         const idErp = request.params.id_erp;
         const exists = async () => {
@@ -219,7 +213,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
         };
         return list(request, reply, v, child, { field, values: [idErp] }, exists);
       });
-      registerOtherMethods(app, url, otherMethods);
+      registerOtherMethods(app, url, otherMethods, docs.relatedPreflight(parent, child, sandbox));
     }
   }
 
