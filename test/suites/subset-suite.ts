@@ -324,6 +324,13 @@ export function subsetSuite(factory: StoreFactory) {
       assert.equal((await get('/v1/clientes/C9/obras')).total, 0);
       const unauth = await request(`${server.baseUrl}/v1/clientes/C1/obras`);
       assert.equal(unauth.status, 401);
+      // A pinned snapshot is filtered with its own indexes, while a newer one is live.
+      const pinned = (await get('/v1/avisos-correctivo?estado=abierto')).snapshot;
+      await replaceRecords(store, { companyId: company.id, kind: 'avisos-correctivo', columns: ['ID'], at: at + DAY }, [
+        { fields: ['A1', null, null, 'C1', 'O1', null, 'cerrado', null], cells: ['A1'], line: 2 },
+      ]);
+      assert.deepEqual(ids(await get(`/v1/avisos-correctivo?estado=abierto&snapshot=${pinned}`)), ['A1', 'A2']);
+      assert.deepEqual(ids(await get('/v1/avisos-correctivo?estado=abierto')), []);
     });
 
     test('fields on details and lists: the keys asked for, in item order, id_erp and actualizado_at always; ETags follow the query', async () => {
