@@ -42,8 +42,8 @@ function plainAscii(buf: Buffer, from: number, to: number): boolean {
 
 export class IndexBuilder {
   private readonly fields: readonly FieldSpec[];
-  /** Each field's key as rendered (`{"id_erp":`, `,"nombre":`), by length only: the renderer wrote them. */
-  private readonly keyLengths: number[];
+  /** Each field's key as rendered (`{"id_erp":`, `,"nombre":`). */
+  private readonly keys: Buffer[];
   private readonly equal: (ValueList | null)[];
   private readonly rangeValues: (number[] | null)[];
   private readonly rangePositions: (number[] | null)[];
@@ -58,7 +58,7 @@ export class IndexBuilder {
 
   constructor(readonly kind: Kind) {
     this.fields = KIND_SPECS[kind].fields;
-    this.keyLengths = this.fields.map((f, i) => Buffer.byteLength((i === 0 ? '{' : ',') + JSON.stringify(f.name) + ':'));
+    this.keys = this.fields.map((f, i) => Buffer.from((i === 0 ? '{' : ',') + JSON.stringify(f.name) + ':'));
     this.equal = this.fields.map((f) => (f.type === 'string' ? new ValueList() : null));
     this.rangeValues = this.fields.map((f) => (f.type === 'string' ? null : []));
     this.rangePositions = this.fields.map((f) => (f.type === 'string' ? null : []));
@@ -72,23 +72,41 @@ export class IndexBuilder {
    */
   add(buf: Buffer, start: number, bodyEnd: number, end: number, pos: number): void {
     const n = this.fields.length;
+    const tail = bodyEnd - TIME_KEY_BYTES;
     let at = start;
+    // Bodies come from ItemRenderer; anything else (a test's hand-made body) is read only as far as it
+    // has the item's shape, never past its end: the rest of its fields are left out of the indexes.
+    let shaped = true;
     for (let j = 0; j < n; j++) {
       this.starts[j] = at;
-      at += this.keyLengths[j]!;
+      if (!shaped) continue;
+      const key = this.keys[j]!;
+      let k = 0;
+      while (k < key.length && at + k < tail && buf[at + k] === key[k]) k++;
+      if (k < key.length) {
+        shaped = false;
+        continue;
+      }
+      at += key.length;
       const from = at;
       if (buf[at] === QUOTE) {
         at++;
-        while (buf[at] !== QUOTE) at += buf[at] === BACKSLASH ? 2 : 1;
+        while (at < tail && buf[at] !== QUOTE) at += buf[at] === BACKSLASH ? 2 : 1;
         at++;
       } else {
-        while (buf[at] !== COMMA) at++;
+        while (at < tail && buf[at] !== COMMA) at++;
+      }
+      if (at > tail) {
+        shaped = false;
+        at = this.starts[j]!;
+        this.starts[j] = at;
+        continue;
       }
       this.ends[j] = at;
       this.index(j, buf, from, at, pos);
     }
+    if (!shaped) for (let j = 0; j < n; j++) if (this.starts[j]! > at) this.starts[j] = at;
     this.starts[n] = at; // where `,"data":` starts
-    const tail = bodyEnd - TIME_KEY_BYTES;
     // The thin item: the head, then the time.
     const headBytes = at - start;
     const need = headBytes + (end - tail) + 1;
