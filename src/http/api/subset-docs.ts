@@ -79,3 +79,12 @@ export const RELATED: readonly { parent: Kind; child: Kind; field: string }[] = 
   { parent: 'clientes', child: 'avisos-correctivo', field: 'cliente_id_erp' },
   { parent: 'obras', child: 'avisos-correctivo', field: 'obra_id_erp' },
 ];
+
+/** The subset parameters as OpenAPI parameter objects (an equality filter repeats: `form`, exploded). */
+export function subsetParameters(kind: Kind, list = true): object[] {
+  const props = list ? subsetQueryProperties(kind) : fieldsQueryProperty(kind);
+  return Object.entries(props).map(([name, schema]) => {
+    const { description, ...rest } = schema as { description: string } & Record<string, unknown>;
+    return { name, in: 'query', description, schema: rest, ...(rest.type === 'array' ? { style: 'form', explode: true } : {}) };
+  });
+}
