@@ -226,7 +226,7 @@ function listSchema(kind: Kind, sandbox: boolean) {
       items: {
         type: 'array',
         maxItems: LIMIT_PARAM.maximum,
-        items: { oneOf: [ref(ITEM_NAMES[kind]), ref(partialItemName(ITEM_NAMES[kind])), ref('Tombstone')] },
+        items: { anyOf: [ref(ITEM_NAMES[kind]), ref(partialItemName(ITEM_NAMES[kind])), ref('Tombstone')] },
         description:
           'Ordered by `actualizado_at`, then `id_erp` in byte order. Tombstones only with `include_deleted=true`; ' +
           'items with only some keys only with `fields`.',
@@ -245,7 +245,7 @@ function detailSchema(kind: Kind, sandbox: boolean) {
     properties: {
       ok: TRUE,
       ...(sandbox ? { sandbox: TRUE } : {}),
-      item: { oneOf: [ref(ITEM_NAMES[kind]), ref(partialItemName(ITEM_NAMES[kind]))] },
+      item: { anyOf: [ref(ITEM_NAMES[kind]), ref(partialItemName(ITEM_NAMES[kind]))] },
     },
   };
 }

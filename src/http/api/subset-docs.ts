@@ -16,11 +16,11 @@ export function subsetQueryProperties(kind: Kind): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const f of fields) {
     if (f.type !== 'string') continue;
-    out[f.name] = { type: 'array', items: { type: 'string', maxLength: 4096 }, description: `\`${f.name}\`: ${FILTER_NOTE}` };
+    out[f.name] = { type: 'array', maxItems: 100, items: { type: 'string', maxLength: 4096 }, description: `\`${f.name}\`: ${FILTER_NOTE}` };
   }
   if (fields.some((f) => f.name === 'fecha')) {
-    out.fecha_desde = { type: 'string', format: 'date', description: '`fecha` on or after this date (inclusive); a null `fecha` never matches.' };
-    out.fecha_hasta = { type: 'string', format: 'date', description: '`fecha` on or before this date (inclusive); a null `fecha` never matches.' };
+    out.fecha_desde = { type: 'string', format: 'date', maxLength: 10, description: '`fecha` on or after this date (inclusive); a null `fecha` never matches.' };
+    out.fecha_hasta = { type: 'string', format: 'date', maxLength: 10, description: '`fecha` on or before this date (inclusive); a null `fecha` never matches.' };
   }
   if (fields.some((f) => f.name === 'precio')) {
     out.precio_min = { type: 'number', description: '`precio` at least this (inclusive; a JSON number such as `12.5`); a null `precio` never matches.' };
@@ -44,6 +44,7 @@ export function fieldsQueryProperty(kind: Kind): Record<string, unknown> {
   return {
     fields: {
       type: 'string',
+      maxLength: 1024,
       pattern: `^(${[...names, 'actualizado_at'].join('|')})(,(${[...names, 'actualizado_at'].join('|')}))*$`,
       description:
         `Only these keys of each item, comma-separated: any of ${names.map((n) => `\`${n}\``).join(', ')}. ` +
@@ -56,11 +57,10 @@ export const partialItemName = (itemName: string) => `${itemName}Fields`;
 
 /**
  * An item trimmed by `fields`: some of the item's keys, `id_erp` and
- * `actualizado_at` always. A whole item is never one (asking for every key
- * serves the item as is), which keeps `oneOf` with the item exact.
+ * `actualizado_at` always. A whole item matches it too, so responses list
+ * both with `anyOf`.
  */
 export function partialItemSchema(kind: Kind, itemName: string, itemSchema: { properties: Record<string, unknown> }) {
-  const fields = KIND_SPECS[kind].fields;
   return {
     $id: partialItemName(itemName),
     title: partialItemName(itemName),
@@ -69,7 +69,6 @@ export function partialItemSchema(kind: Kind, itemName: string, itemSchema: { pr
     required: ['id_erp', 'actualizado_at'],
     additionalProperties: false,
     properties: itemSchema.properties,
-    not: { required: [...fields.map((f) => f.name), 'data'] },
   };
 }
 
