@@ -30,6 +30,8 @@ interface PullOptions {
   output?: string;
   pageSize: string;
   json?: boolean;
+  where: string[];
+  fields?: string;
 }
 
 export function registerPullCommand(program: Command, ctx: CliContext) {
@@ -48,6 +50,13 @@ export function registerPullCommand(program: Command, ctx: CliContext) {
     )
     .option('-o, --output <file>', 'write here (default: stdout; with --state: the state file’s)')
     .option('--page-size <n>', 'records per request, 1 to 1000', '1000')
+    .option(
+      '--where <field=value>',
+      'only records whose field equals the value (repeat a field for any of several values; also q=, fecha_desde=, precio_min=…)',
+      (value: string, previous: string[]) => [...previous, value],
+      [],
+    )
+    .option('--fields <list>', 'only these keys of each record, comma-separated (id_erp and actualizado_at always; data for the whole row)')
     .option('--json', 'print a summary as JSON on stdout (needs -o)')
     .action(async (kindArg: string, opts: PullOptions, command: Command) => {
       // A key from MIRADOR_API_KEY does not conflict with --sandbox; one typed on the command line does.
@@ -84,6 +93,10 @@ async function pull(ctx: CliContext, kind: Kind, opts: PullOptions, keyFromCli: 
       throw new CliError(`${output} is missing, but "${stateFile}" says it holds the records up to ${state.max_actualizado_at}. Delete the state file to pull everything again.`);
     }
   }
+  const subset = subsetParams(opts.where, opts.fields);
+  if (stateFile !== null && state !== null && (state.where ?? '') !== subset.key) {
+    throw new CliError(`The state file "${stateFile}" belongs to another pull (${state.where ? `--where/--fields ${state.where}` : 'the whole kind'}, not ${subset.key || 'the whole kind'}). Use another --state file.`);
+  }
   const incremental = state !== null;
   const updatedSince = incremental ? nextUpdatedSince(state) : since === undefined ? undefined : new Date(since).toISOString();
 
@@ -108,11 +121,14 @@ async function pull(ctx: CliContext, kind: Kind, opts: PullOptions, keyFromCli: 
   };
   try {
     // With a sync point, deletions matter: tombstones say which records to drop from the file kept.
-    const max = await download(client, kind, { updatedSince, pageSize, includeDeleted: stateFile !== null }, spool);
+    // Filtered with a sync point, a record that stops matching comes as a tombstone too, so the file converges on the subset.
+    // A first filtered run has nothing to delete: it skips the tombstones of every record outside the subset.
+    const includeDeleted = stateFile !== null && (incremental || subset.key === '');
+    const max = await download(client, kind, { ...subset.params, updatedSince, pageSize, includeDeleted }, spool);
     const to: Destination = output === null ? { stdout: process.stdout } : { file: output };
     let records: number;
     if (format === 'ndjson') records = (incremental ? state.records : 0) + (await writeNdjson(spool, to, incremental));
-    else if (format === 'csv') records = await writeCsv(spool, to, ITEM_FIELDS[kind], incremental ? output : null, csvDialect);
+    else if (format === 'csv') records = await writeCsv(spool, to, csvFields(kind, subset.fields), incremental ? output : null, csvDialect);
     else records = await writeJson(spool, to, incremental ? output : null);
 
     const maxSeen = max ?? state?.max_actualizado_at ?? null;
@@ -120,6 +136,7 @@ async function pull(ctx: CliContext, kind: Kind, opts: PullOptions, keyFromCli: 
       await writeState(stateFile, {
         version: 1, kind, base_url: baseUrl, sandbox, format, ...(csvDialect ? { csv_dialect: csvDialect } : {}), output,
         max_actualizado_at: maxSeen, records, last_run_at: new Date().toISOString(),
+        ...(subset.key ? { where: subset.key } : {}),
       });
     }
     const summary = {
@@ -137,7 +154,7 @@ async function pull(ctx: CliContext, kind: Kind, opts: PullOptions, keyFromCli: 
 async function download(
   client: Mirador,
   kind: Kind,
-  params: { updatedSince?: string; pageSize: number; includeDeleted?: boolean },
+  params: { updatedSince?: string; pageSize: number; includeDeleted?: boolean } & Record<string, unknown>,
   spool: Spool,
 ): Promise<string | null> {
   const out = createWriteStream(spool.file);
@@ -152,7 +169,7 @@ async function download(
         spool.count++;
         spool.ids.add(item.id_erp);
         if (isTombstone(item)) spool.deleted++;
-        else for (const c of Object.keys(item.data)) if (!columns.has(c)) columns.add(c);
+        else if (item.data) for (const c of Object.keys(item.data)) if (!columns.has(c)) columns.add(c);
         // Same format throughout (UTC, milliseconds): text order is time order.
         if (max === null || item.actualizado_at > max) max = item.actualizado_at;
       }
@@ -171,6 +188,32 @@ async function download(
   await new Promise<void>((done, fail) => out.end((e?: Error | null) => (e ? fail(e) : done())));
   spool.dataColumns = [...columns];
   return max;
+}
+
+/**
+ * `--where field=value` (repeated) and `--fields a,b` as the client's
+ * parameters, and as a canonical text that a state file remembers: a sync
+ * point is only valid for the subset it was made for.
+ */
+function subsetParams(where: readonly string[], fields: string | undefined): { params: Record<string, unknown>; fields: string[] | null; key: string } {
+  const params: Record<string, string[]> = {};
+  for (const w of where) {
+    const eq = w.indexOf('=');
+    if (eq <= 0) throw new CliError(`--where must be field=value, such as --where estado=abierto; got "${w}".`);
+    (params[w.slice(0, eq)] ??= []).push(w.slice(eq + 1));
+  }
+  const list = fields === undefined ? null : fields.split(',').map((f) => f.trim());
+  const single = Object.fromEntries(Object.entries(params).map(([k, v]) => [k, v.length === 1 ? v[0]! : v]));
+  const key = [
+    ...Object.keys(params).sort().flatMap((k) => params[k]!.slice().sort().map((v) => `${k}=${v}`)),
+    ...(list ? [`fields=${list.join(',')}`] : []),
+  ].join(' ');
+  return { params: { ...single, ...(list ? { fields: list } : {}) }, fields: list, key };
+}
+
+/** The highlighted fields a CSV has columns for: those kept by --fields, in item order. */
+function csvFields(kind: Kind, fields: string[] | null): readonly string[] {
+  return fields === null ? ITEM_FIELDS[kind] : ITEM_FIELDS[kind].filter((f) => f === 'id_erp' || fields.includes(f));
 }
 
 function describe(s: { kind: string; format: string; output: string | null; fetched: number; records: number; max_actualizado_at: string | null; state: string | null }, incremental: boolean): string {

@@ -25,6 +25,8 @@ export interface PullState {
   /** Records in the output after the last run (csv and json); records appended in all (ndjson). */
   records: number;
   last_run_at: string;
+  /** The subset pulled (`--where`, `--fields`), as text; absent for the whole kind. */
+  where?: string;
 }
 
 /** The state in `file`, or null when there is none yet. */

@@ -32,6 +32,10 @@ export const MIGRATION_NOTES: Readonly<Record<number, MigrationNote>> = {
     online: true,
     note: 'adds the audit trail, shared sign-in failures and credentials.expires_at; old instances write no audit entries and do not refuse expired keys until restarted (a rolling restart takes minutes), and serve as before',
   },
+  8: {
+    online: true,
+    note: 'adds thin_chunks, snapshot_indexes and snapshots.indexed (0 by default); snapshots an old instance publishes are indexed in memory on their first filtered read, and old instances ignore the new tables',
+  },
   7: {
     online: true,
     note: 'adds imports.file_removed_at; old instances ignore it (one asked to import a removed file again queues an empty upload, which fails saying so)',

@@ -77,11 +77,11 @@ export const toImport = (r: ImportRow): ImportJob => ({
 
 /** The `snapshots` columns a SnapshotMeta is read from. */
 export const SNAPSHOT_META_COLUMNS =
-  'id, public_id, company_id, kind, record_count, created_at, chunk_starts, timeline, columns, published_at';
+  'id, public_id, company_id, kind, record_count, created_at, chunk_starts, timeline, columns, published_at, indexed';
 
 export interface SnapshotRow {
   id: number; public_id: string; company_id: number; kind: Kind; record_count: number; created_at: number;
-  chunk_starts: Buffer; timeline: string; columns: string; published_at: number | null;
+  chunk_starts: Buffer; timeline: string; columns: string; published_at: number | null; indexed: number | boolean;
 }
 export const toSnapshotMeta = (r: SnapshotRow): SnapshotMeta => ({
   id: r.id,
@@ -94,6 +94,7 @@ export const toSnapshotMeta = (r: SnapshotRow): SnapshotMeta => ({
   timeline: JSON.parse(r.timeline),
   columns: JSON.parse(r.columns),
   publishedAt: r.published_at,
+  indexed: Boolean(r.indexed),
 });
 
 /** A stored `snapshots.hash_algorithm`; anything else is a database this version cannot read. */

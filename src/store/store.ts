@@ -164,6 +164,12 @@ export interface SnapshotMeta {
   columns: string[];
   /** When it became live (epoch ms); null while staged. */
   publishedAt: number | null;
+  /**
+   * Whether the import stored its thin chunks and filter indexes (every
+   * snapshot written by this version; older ones are indexed in memory when
+   * first filtered, see CachedChunkSource).
+   */
+  indexed: boolean;
 }
 
 /** A record that an import removed, kept so incremental syncs learn of it. */
@@ -190,6 +196,24 @@ export interface Chunk {
   chunkNo: number;
   firstPos: number;
   offsets: Uint32Array;
+  bytes: Buffer;
+  /** The same items without `data`, made with the chunk by ChunkBuilder (not read back with it). */
+  thin?: ThinChunk;
+}
+
+/**
+ * The items of a chunk without `data` (for `fields=` pages, contract §6),
+ * joined by commas like a chunk's. `bounds` holds, per item, where each
+ * highlighted field's piece starts (`{"id_erp":…`, then `,"nombre":…`, in
+ * kind order) and then where its time starts (`,"actualizado_at":"…"}`): the
+ * item ends one byte before the next item's first bound (the comma), the
+ * last at the end of `bytes`. Offsets from an item's first bound are the same
+ * in its full item, which starts with the same bytes.
+ */
+export interface ThinChunk {
+  chunkNo: number;
+  firstPos: number;
+  bounds: Uint32Array;
   bytes: Buffer;
 }
 
@@ -500,6 +524,22 @@ export interface Store {
   /** Chunks `fromChunk..toChunk` (inclusive) of a snapshot, in order. */
   readChunks(snapshotId: number, fromChunk: number, toChunk: number): Promise<Chunk[]>;
   findRecord(snapshotId: number, idErp: string): Promise<RecordRef | null>;
+  /**
+   * Thin chunks `fromChunk..toChunk` (inclusive) of an indexed snapshot, in
+   * order: its items without `data`, for `fields=` pages.
+   *
+   * @example
+   * const [thin] = await store.readThinChunks(snapshotId, 0, 0);
+   */
+  readThinChunks(snapshotId: number, fromChunk: number, toChunk: number): Promise<ThinChunk[]>;
+  /**
+   * One of an indexed snapshot's filter indexes by name (`eq:estado`, `q`,
+   * `range:fecha`; see store/snapshot-index.ts), as stored; null when it has none.
+   *
+   * @example
+   * const blob = await store.readIndex(snapshotId, 'eq:estado');
+   */
+  readIndex(snapshotId: number, name: string): Promise<Buffer | null>;
   /**
    * Stores precompressed segments of a published snapshot's chunks (see
    * ChunkSegment), replacing any already there for the same chunks. Does

@@ -18,6 +18,7 @@ import type { ErrorCode } from '../errors.js';
 import { errorResponses, idErpParameter, notModified, okHeaders, parameters, schemaRef, type Caching, type ParameterId } from './api-components.js';
 import { estadoExamples, sandboxExamples, type KindExamples } from './api-examples.js';
 import { DOCUMENTED_CODES, schemaNames } from './api-schemas.js';
+import { subsetParameters } from './subset-docs.js';
 
 /**
  * Route options that keep the schemas as documentation only: Fastify neither
@@ -112,6 +113,8 @@ export interface ApiDocs {
   estado(sandbox: boolean): Record<string, unknown>;
   list(kind: Kind, sandbox: boolean): Record<string, unknown>;
   detail(kind: Kind, sandbox: boolean): Record<string, unknown>;
+  /** A related-record list: `child` filtered on `field` = the parent's id_erp (contract §6). */
+  related(parent: Kind, child: Kind, field: string, sandbox: boolean): Record<string, unknown>;
 }
 
 export function apiDocs(sandboxData: SandboxSnapshots): ApiDocs {
@@ -156,7 +159,7 @@ export function apiDocs(sandboxData: SandboxSnapshots): ApiDocs {
           `A page of ${LABEL[kind]}, ordered by \`actualizado_at\` then \`id_erp\`. Follow \`next_offset\` while ` +
           `\`has_more\` is true; with \`updated_since\` the list reads like a change feed. ${where(sandbox)}`,
         sandbox,
-        parameters: [...LIST_QUERY, ...READ_HEADERS],
+        parameters: [...LIST_QUERY, ...subsetParameters(kind), ...READ_HEADERS],
         ok: {
           description: 'A page of records.',
           schema: schemaNames.list(kind, sandbox),
@@ -189,7 +192,7 @@ export function apiDocs(sandboxData: SandboxSnapshots): ApiDocs {
         summary: `Get one of ${kind} by id_erp${sandbox ? ' (sandbox)' : ''}`,
         description: `One of the ${LABEL[kind]}, by its \`id_erp\`. ${where(sandbox)}`,
         sandbox,
-        parameters: [idErpParameter(ex.firstId), ...READ_HEADERS],
+        parameters: [idErpParameter(ex.firstId), ...subsetParameters(kind, false), ...READ_HEADERS],
         ok: {
           description: 'The record.',
           schema: schemaNames.detail(kind, sandbox),
@@ -201,7 +204,29 @@ export function apiDocs(sandboxData: SandboxSnapshots): ApiDocs {
           },
         },
         caching: sandbox ? 'public' : 'private',
-        errors: readCodes({ sandbox, query: false, record: true }),
+        // `fields` can be a 400; no snapshot is read, so none can expire.
+        errors: readCodes({ sandbox, query: true, record: true }).filter((c) => c !== 'snapshot_expired'),
+      });
+    },
+
+    related(parent, child, field, sandbox) {
+      const ex = examples[child];
+      return readOperation({
+        operationId: `list${sandbox ? 'Sandbox' : ''}${ID_NAME[parent]}${LIST_NAME[child]}`,
+        tags: [child],
+        summary: `List the ${child} of one of ${parent}${sandbox ? ' (sandbox)' : ''}`,
+        description:
+          `The ${LABEL[child]} whose \`${field}\` is this record's \`id_erp\`: the list of ${child} filtered on it, with every ` +
+          `list parameter and filter. \`404 not_found\` when the ${parent} record does not exist. ${where(sandbox)}`,
+        sandbox,
+        parameters: [idErpParameter(examples[parent].firstId), ...LIST_QUERY, ...subsetParameters(child), ...READ_HEADERS],
+        ok: {
+          description: 'A page of records.',
+          schema: schemaNames.list(child, sandbox),
+          examples: { sandbox: { summary: `A page with limit=2 (sandbox records)`, value: sandbox ? ex.sandboxList : ex.list } },
+        },
+        caching: sandbox ? 'public' : 'private',
+        errors: readCodes({ sandbox, query: true, record: true }),
       });
     },
   };

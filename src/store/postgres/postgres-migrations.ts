@@ -195,6 +195,26 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE imports ADD COLUMN file_removed_at BIGINT;
   `,
+  // Filters, search and thin pages (issue 17): each snapshot's items without `data`, in
+  // chunks holding the same positions as its item chunks, and its filter indexes, one blob
+  // each (store/snapshot-index.ts).
+  `
+  CREATE TABLE thin_chunks (
+    snapshot_id BIGINT NOT NULL,
+    chunk_no INTEGER NOT NULL,
+    first_pos INTEGER NOT NULL,
+    bounds BYTEA NOT NULL,
+    bytes BYTEA NOT NULL,
+    PRIMARY KEY (snapshot_id, chunk_no)
+  );
+  CREATE TABLE snapshot_indexes (
+    snapshot_id BIGINT NOT NULL,
+    name TEXT NOT NULL,
+    bytes BYTEA NOT NULL,
+    PRIMARY KEY (snapshot_id, name)
+  );
+  ALTER TABLE snapshots ADD COLUMN indexed BOOLEAN NOT NULL DEFAULT false;
+  `,
 ];
 
 /** Applies the migrations not yet recorded, under the migration lock. Idempotent. */

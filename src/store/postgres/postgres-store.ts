@@ -426,6 +426,14 @@ export class PostgresStore implements Store {
     return segments.claimSegmentPass(this.db, now);
   }
 
+  readThinChunks(snapshotId: number, fromChunk: number, toChunk: number) {
+    return snapshots.readThinChunks(this.db, snapshotId, fromChunk, toChunk);
+  }
+
+  readIndex(snapshotId: number, name: string) {
+    return snapshots.readIndex(this.db, snapshotId, name);
+  }
+
   readSegments(snapshotId: number, fromChunk: number, toChunk: number) {
     return segments.readSegments(this.db, snapshotId, fromChunk, toChunk);
   }

@@ -172,4 +172,25 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE imports ADD COLUMN file_removed_at INTEGER;
   `,
+  // Filters, search and thin pages (issue 17): each snapshot's items without `data`, in
+  // chunks holding the same positions as its item chunks, and its filter indexes, one blob
+  // each (store/snapshot-index.ts). Tables of their own, so that a thin page never reads
+  // past the item bytes of a chunk row.
+  `
+  CREATE TABLE thin_chunks (
+    snapshot_id INTEGER NOT NULL,
+    chunk_no INTEGER NOT NULL,
+    first_pos INTEGER NOT NULL,
+    bounds BLOB NOT NULL,
+    bytes BLOB NOT NULL,
+    PRIMARY KEY (snapshot_id, chunk_no)
+  );
+  CREATE TABLE snapshot_indexes (
+    snapshot_id INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    bytes BLOB NOT NULL,
+    PRIMARY KEY (snapshot_id, name)
+  );
+  ALTER TABLE snapshots ADD COLUMN indexed INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

@@ -446,6 +446,14 @@ export class SqliteStore implements Store {
     return segments.claimSegmentPass(this.db, now);
   }
 
+  async readThinChunks(snapshotId: number, fromChunk: number, toChunk: number) {
+    return snapshots.readThinChunks(this.db, snapshotId, fromChunk, toChunk);
+  }
+
+  async readIndex(snapshotId: number, name: string) {
+    return snapshots.readIndex(this.db, snapshotId, name);
+  }
+
   async readSegments(snapshotId: number, fromChunk: number, toChunk: number) {
     return segments.readSegments(this.db, snapshotId, fromChunk, toChunk);
   }
