@@ -162,7 +162,7 @@ export class PostgresStore implements Store {
     // Columns named, not *: a prepared statement whose result type a migration changed fails
     // ("cached plan must not change result type") on every instance still running.
     const r = await this.db.one<CredentialRow>(
-      `SELECT id, company_id, scope, prefix, secret_hash, label, created_at, last_used_at, revoked_at
+      `SELECT id, company_id, scope, prefix, secret_hash, label, created_at, last_used_at, revoked_at, expires_at
        FROM credentials WHERE prefix = $1`,
       [prefix],
       'mirador_credential',
@@ -172,7 +172,8 @@ export class PostgresStore implements Store {
 
   async listCredentials(companyId: number, scope: CredentialScope): Promise<Credential[]> {
     const rows = await this.db.rows<CredentialRow>(
-      'SELECT * FROM credentials WHERE company_id = $1 AND scope = $2 ORDER BY id',
+      `SELECT id, company_id, scope, prefix, secret_hash, label, created_at, last_used_at, revoked_at, expires_at
+       FROM credentials WHERE company_id = $1 AND scope = $2 ORDER BY id`,
       [companyId, scope],
     );
     return rows.map(toCredential);
