@@ -7,7 +7,7 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
   program
     .command('serve')
     .description('run the HTTP server (API, sandbox, panel, docs) and the import worker')
-    .option('--port <port>', 'HTTP port (default: PORT, else 3000)')
+    .option('--port <port>', 'HTTP port (default: PORT, else 3000); an unset PUBLIC_BASE_URL follows it')
     .option('--host <host>', 'listen address (default: HOST, else 127.0.0.1)')
     .option('--workers <n>', 'HTTP processes on this machine', '1')
     .action(async (opts: { port?: string; host?: string; workers: string }) => {
