@@ -58,7 +58,7 @@ for (const factory of await storeFactories()) {
       await cleanup?.();
     });
 
-    test('the panel: the help page's and a new token's curl snippets', async () => {
+    test('the panel: curl snippets on the help page and for a new token', async () => {
       const { client } = await signedIn(server, store, 'port-panel');
       const help = await client.get('/panel/help');
       assert.equal(help.status, 200);
