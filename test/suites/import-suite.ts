@@ -333,7 +333,7 @@ export function importSuite(factory: StoreFactory) {
         await before(company.id);
         const next = await queue(company.id, changedFile);
         const early = await prepare(next, changedFile);
-        // By public id: SQLite may give a discarded snapshot's id to the next one.
+        // By public id, which is what a client sees.
         const earlyPublicId = (await store.snapshotMeta(early.snapshot.snapshotId))!.publicId;
         await meanwhile(company.id);
         const stale = (await worker.runOnce(early))!;

@@ -534,6 +534,20 @@ export function storeSuite(factory: StoreFactory) {
       assert.ok(await store.findRecord(live.snapshotId, 'B'));
     });
 
+    test('snapshot ids are never reused: the next snapshot after a discarded one gets a new id (issue 24)', async () => {
+      const companyId = await company();
+      const live = await publish(companyId, T1, [staged('A')]);
+      // The newest snapshot of the store, so a reusing id allocator would hand its id out again.
+      const dropped = await store.writeSnapshot(spec(companyId, T2), batches([staged('A', 'dropped')]));
+      const droppedPublicId = (await store.snapshotMeta(dropped.snapshotId))!.publicId;
+      await store.discardSnapshot(dropped.snapshotId);
+      const next = await store.writeSnapshot(spec(companyId, T3), batches([staged('A', 'next')]));
+      assert.ok(next.snapshotId > dropped.snapshotId, `next id ${next.snapshotId} after discarded ${dropped.snapshotId}`);
+      assert.notEqual((await store.snapshotMeta(next.snapshotId))!.publicId, droppedPublicId);
+      await store.discardSnapshot(next.snapshotId);
+      assert.equal(await store.liveSnapshotId(companyId, 'clientes'), live.snapshotId);
+    });
+
     test('sweepSnapshots removes superseded snapshots, never the live one', async () => {
       const companyId = await company();
       const s1 = await publish(companyId, T1, [staged('A', '1')]);
