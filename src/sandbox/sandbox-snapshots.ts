@@ -7,8 +7,8 @@ import { compareUtf8, hashBody, isoTime, ItemRenderer } from '../domain/item-ren
 import { KINDS, type Kind } from '../domain/kinds.js';
 import { ChunkBuilder } from '../store/chunk-builder.js';
 import type { Chunk, RecordRef, SnapshotMeta } from '../store/store.js';
-import type { ChunkSource } from '../http/api/snapshot-reader.js';
-import { renderTombstones, type RenderedTombstone } from '../http/api/merged-page.js';
+import type { ChunkSource } from '../snapshots/chunk-source.js';
+import { renderTombstones, type RenderedTombstone } from '../snapshots/tombstones.js';
 import { sandboxDataset } from './sandbox-data.js';
 
 export interface SandboxSnapshot {
