@@ -22,7 +22,7 @@ import { sqliteFactory, tempDir } from '../helpers/stores.js';
 
 const SAMPLES = new URL('../../../test/fixtures/csv/samples/', import.meta.url);
 
-describe('panel in Chromium', { skip: browserSkip(), timeout: 180_000 }, () => {
+describe('panel in Chromium', { skip: browserSkip(), timeout: 600_000 }, () => {
   let store: Store;
   let cleanup: () => Promise<void>;
   let server: PanelServer;

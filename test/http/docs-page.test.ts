@@ -40,13 +40,14 @@ describe('the /docs page in Chromium', { skip }, () => {
       ],
     });
     page = await browser.newPage();
+    page.setDefaultTimeout(120_000);
     page.on('request', (r) => requested.push(r.url()));
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     page.on('console', (m) => {
       if (m.type() === 'error') problems.push(`console: ${m.text()}`);
     });
     await page.goto(`${server.baseUrl}/docs`);
-    await page.waitForSelector('.opblock', { timeout: 30_000 });
+    await page.waitForSelector('.opblock', { timeout: 120_000 });
   });
   after(async () => {
     await browser?.close();
@@ -93,7 +94,7 @@ describe('the /docs page in Chromium', { skip }, () => {
     await page.click(`${op} .try-out__btn`);
     await page.fill(`${op} tr[data-param-name="limit"] input`, '3');
     await page.click(`${op} .execute`);
-    const status = await page.waitForSelector(`${op} .live-responses-table tbody .response-col_status`, { timeout: 15_000 });
+    const status = await page.waitForSelector(`${op} .live-responses-table tbody .response-col_status`, { timeout: 120_000 });
     assert.equal((await status.textContent())?.trim(), '200');
     const body = JSON.parse((await page.textContent(`${op} .live-responses-table .response-col_description pre.microlight`)) ?? '{}');
     assert.equal(body.sandbox, true);

@@ -16,6 +16,7 @@ import { itemBodies } from '../../src/store/chunk-builder.js';
 import { constants, crc32, gunzipSync, inflateRawSync } from 'node:zlib';
 import { csv, customersCsv, CSV_CUSTOMER_HEADER, wideCustomersCsv } from '../helpers/csv.js';
 import { bearer, request } from '../helpers/http.js';
+import { waitUntil } from '../helpers/timing.js';
 import type { StoreFactory } from '../helpers/stores.js';
 import { companyWithKey, startServer, type TestServer } from '../helpers/test-server.js';
 
@@ -213,10 +214,10 @@ export function importSuite(factory: StoreFactory) {
       });
       const applied = (await worker.runOnce())!;
       assert.equal(applied.job.id, job.id);
-      await new Promise((r) => setTimeout(r, 50));
+      // Until a reader has seen the new snapshot (PostgreSQL: once the notification is read), however long that takes.
+      await waitUntil('a reader to see the new snapshot', () => seen.has('new'));
       done = true;
       await Promise.all(readers);
-      assert.ok(seen.has('new'));
       assert.deepEqual(new Set((await list(key)).items.map((i: { nombre: string }) => i.nombre)), new Set(['new']));
     });
 

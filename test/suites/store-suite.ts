@@ -68,7 +68,7 @@ export function storeSuite(factory: StoreFactory) {
      */
     const liveOnceSeen = async (companyId: number, idErp: string, snapshotId: number) => {
       await new Promise((r) => setImmediate(r));
-      const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : 3000);
+      const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : 60_000);
       let live = await store.findLiveRecord(companyId, 'clientes', idErp);
       while (live?.snapshotId !== snapshotId && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 10));
@@ -433,7 +433,7 @@ export function storeSuite(factory: StoreFactory) {
       await agrees('A');
       // Once findLiveRecord has found a record, its position is known to both stores without a query
       // (PostgreSQL: once the notification of its own publication has been read and the pointer re-read).
-      const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : 3000);
+      const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : 60_000);
       let again = await agrees('A');
       while (again.cached === undefined && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 10));
