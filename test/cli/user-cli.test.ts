@@ -67,8 +67,7 @@ describe('mirador user create', () => {
     try {
       const client = new PanelClient(server.baseUrl);
       assert.equal((await client.signIn('ana@acme.example', 'una contraseña larga')).status, 303);
-      const created = await client.post('/panel/tokens', { label: 'ERP' });
-      const token = /id="new-secret"[^>]*>(upl_[^<]+)</.exec(created.text)![1]!;
+      const token = (await client.createCredential('/panel/tokens', 'ERP')).secret!;
       const put = await request(`${server.baseUrl}/panel/api/imports/clientes`, {
         method: 'PUT',
         headers: bearer(token),

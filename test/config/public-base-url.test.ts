@@ -64,16 +64,14 @@ for (const factory of await storeFactories()) {
       assert.equal(help.status, 200);
       assert.match(help.text, /curl[^<]*http:\/\/localhost:4101\/v1\//);
       assert.doesNotMatch(help.text, /localhost:3000/);
-      const token = await client.post('/panel/tokens', { label: 'ERP' });
-      assert.equal(token.status, 201);
+      const { page: token } = await client.createCredential('/panel/tokens', 'ERP');
       assert.match(token.text, /curl -T export\.csv [^<]*http:\/\/localhost:4101\/panel\/api\/imports\/clientes/);
       assert.doesNotMatch(token.text, /localhost:3000/);
     });
 
     test('an upload answers a status_url on localhost:4101', async () => {
       const { client } = await signedIn(server, store, 'port-upload');
-      const created = await client.post('/panel/tokens', { label: 'ERP' });
-      const secret = /id="new-secret"[^>]*>(upl_[a-z0-9]{8}_[A-Za-z0-9]+)</.exec(created.text)![1]!;
+      const secret = (await client.createCredential('/panel/tokens', 'ERP')).secret!;
       const put = await request(`${server.baseUrl}/panel/api/imports/clientes`, {
         method: 'PUT',
         headers: bearer(secret),
@@ -92,7 +90,7 @@ for (const factory of await storeFactories()) {
         spec.json().servers.map((s: { url: string }) => s.url),
         [server.baseUrl, EXPECTED],
       );
-      const docs = await request(`${server.baseUrl}/docs/`);
+      const docs = await request(`${server.baseUrl}/docs`);
       const csp = String(docs.headers['content-security-policy'] ?? '');
       assert.match(csp, /connect-src 'self' http:\/\/localhost:4101(;|$)/, csp);
     });
@@ -125,7 +123,7 @@ describe('mirador serve --port and mirador pull', () => {
         spec.json().servers.map((s: { url: string }) => s.url),
         ['http://mirador.test', expected],
       );
-      const docs = await request(`${server.baseUrl}/docs/`);
+      const docs = await request(`${server.baseUrl}/docs`);
       assert.match(String(docs.headers['content-security-policy']), new RegExp(`connect-src 'self' ${expected}(;|$)`));
     } finally {
       await server.stop();

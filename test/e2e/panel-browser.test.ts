@@ -63,14 +63,11 @@ describe('panel in Chromium', { skip: browserSkip(), timeout: 600_000 }, () => {
     await page.waitForSelector('#sign-in-error');
     assert.match(await page.textContent('#sign-in-error') ?? '', /no son correctos/);
     assert.equal(await page.getAttribute('#password', 'aria-invalid'), 'true');
+    assert.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.id), 'email', 'focus on the first field in error');
     await noProblems('sign-in-failed');
 
     await page.goto(`${server.baseUrl}/panel/sign-in`);
-    await page.keyboard.press('Tab');
-    const skip = await focusVisible(page);
-    assert.equal(skip.tag, 'A', 'the skip link comes first');
-    assert.ok(skip.visible, JSON.stringify(skip));
-    await page.focus('#email');
+    assert.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.id), 'email', 'the email field is focused on load');
     await page.keyboard.type(admin.email);
     await page.keyboard.press('Tab');
     assert.ok((await focusVisible(page)).visible, 'the password field shows focus');
@@ -81,6 +78,10 @@ describe('panel in Chromium', { skip: browserSkip(), timeout: 600_000 }, () => {
     assert.ok(button.visible, JSON.stringify(button));
     await Promise.all([page.waitForURL(/\/panel$/), page.keyboard.press('Enter')]);
     assert.equal(await page.textContent('h1'), 'Resumen');
+    await page.keyboard.press('Tab');
+    const skip = await focusVisible(page);
+    assert.equal(skip.tag, 'A', 'the skip link comes first');
+    assert.ok(skip.visible, JSON.stringify(skip));
     await noProblems('overview-empty');
   });
 
@@ -91,16 +92,23 @@ describe('panel in Chromium', { skip: browserSkip(), timeout: 600_000 }, () => {
     const cdp = await context.newCDPSession(page);
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 256 * 1024 });
     await page.setInputFiles('#file', fileURLToPath(new URL('articulos.csv', SAMPLES)));
+    // The drop zone names the chosen file and its size, in the page's language.
+    assert.match(await page.textContent('[data-drop-file]') ?? '', /^Elegido: articulos\.csv \(\d+(,\d)? KB\)$/);
     await page.click('#upload-form button[type=submit]');
+    await page.waitForSelector('[data-step="upload"][data-state="active"]');
     await page.waitForFunction(() => {
-      const bar = (globalThis as any).document.getElementById('upload-progress');
+      const bar = (globalThis as any).document.getElementById('import-progress');
       return bar && bar.value > 0 && bar.value < 100;
     });
     await page.waitForSelector('#import-status:has-text("En cola")');
-    assert.equal(await page.textContent('#upload-status'), 'Archivo recibido.');
+    assert.equal(await page.getAttribute('[data-step="upload"]', 'data-state'), 'done');
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
     await screenshot(page, 'upload-queued');
     server.resumeImports();
+    await page.waitForSelector('[data-step="publish"][data-state="done"]');
+    assert.match(await page.textContent('[data-step-count="read"]') ?? '', /^300 filas$/);
+    assert.match(await page.textContent('[data-step-count="publish"]') ?? '', /^300 nuevos, 0 modificados, 0 eliminados$/);
+    await page.click('#report-link');
     await page.waitForURL(/\/panel\/imports\/\d+#report$/);
     await page.waitForSelector('#report');
     assert.match(await page.textContent('#report') ?? '', /Filas leídas\s*300/);
@@ -140,6 +148,14 @@ describe('panel in Chromium', { skip: browserSkip(), timeout: 600_000 }, () => {
     assert.equal(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText()), key);
     await noProblems('key-created');
     assert.equal((await request(`${server.baseUrl}/v1/articulos?limit=1`, { headers: bearer(key) })).status, 200);
+
+    // F5 on the page that showed it (the POST redirected there): nothing is created, nothing shown again.
+    const keysBefore = (await store.listCredentials(admin.company.id, 'read')).length;
+    await page.reload();
+    await page.waitForSelector('#gone-title');
+    assert.equal(await page.locator('#new-secret').count(), 0, 'the value is not shown again');
+    assert.equal((await page.content()).includes(key), false);
+    assert.equal((await store.listCredentials(admin.company.id, 'read')).length, keysBefore, 'a refresh creates no key');
 
     await page.goto(`${server.baseUrl}/panel/keys`);
     const prefix = key.slice(4, 12);

@@ -60,6 +60,15 @@ describe('panel pages: accessibility, layout and screenshots', { skip: browserSk
     assert.deepEqual(await seriousViolations(page), [], `axe on ${name}`);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `${name} is ${overflow}px wider than the viewport`);
+    // On a phone, tables are stacked cards: nothing is hidden off to the side inside them either.
+    if ((page.viewportSize()?.width ?? 0) < 600) {
+      const hidden = await page.evaluate(() =>
+        [...document.querySelectorAll('.table-wrap')].filter((w: any) => w.scrollWidth > w.clientWidth + 1).length,
+      );
+      assert.equal(hidden, 0, `${name}: a table scrolls sideways at phone width`);
+      const unlabelled = await page.evaluate(() => document.querySelectorAll('.stack td:not([data-label])').length);
+      assert.equal(unlabelled, 0, `${name}: every stacked cell says which column it is`);
+    }
     assert.deepEqual(errors, [], `errors on ${name}`);
   }
 

@@ -52,6 +52,8 @@ describe('panel escaping in Chromium', { skip: browserSkip(), timeout: 600_000 }
       await page.goto(`${base}/panel/kinds/articulos`);
       await page.setInputFiles('#file', { name: `"><img src=x onerror=window.__xss='file'>.csv`, mimeType: 'text/csv', buffer: HOSTILE });
       await page.click('#upload-form button[type=submit]');
+      // The hostile file name is shown in the drop zone as text, then the report is one click away.
+      await page.click('#report-link');
       await page.waitForURL(/\/panel\/imports\/\d+#report$/);
       const id = Number(/imports\/(\d+)/.exec(page.url())![1]);
       assert.equal((await waitForImport(store, id)).status, 'succeeded');

@@ -111,6 +111,18 @@ export class PanelClient {
     return this.request(path, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } });
   }
 
+  /**
+   * Creates a key (`/panel/keys`) or an upload token (`/panel/tokens`) as the form does, and
+   * follows the redirect to the page that shows it once: that page, and the new value.
+   */
+  async createCredential(path: '/panel/keys' | '/panel/tokens', label: string) {
+    const posted = await this.post(path, { label });
+    if (posted.status !== 303 || !posted.location) throw new Error(`creating at ${path} answered ${posted.status}`);
+    const page = await this.get(posted.location);
+    const secret = /id="new-secret"[^>]*>((?:api|upl)_[a-z0-9]{8}_[A-Za-z0-9]+)</.exec(page.text)?.[1] ?? null;
+    return { posted, page, secret, location: posted.location };
+  }
+
   async signIn(email: string, password: string) {
     await this.get('/panel/sign-in');
     const res = await this.post('/panel/sign-in', { email, password });

@@ -79,7 +79,48 @@ export function panelDataSuite(factory: StoreFactory) {
       assert.match(card, /3 registros/);
       assert.match(card, /<time datetime="\d{4}-\d\d-\d\dT[^"]+Z">/);
       assert.match(card, /Correcta/);
-      assert.match(/<h2 id="kind-obras">[\s\S]*?<\/section>/.exec(overview.text)![0], /Ninguna importación todavía/);
+      const empty = /<h2 id="kind-obras">[\s\S]*?<\/section>/.exec(overview.text)![0];
+      assert.match(empty, /Nada todavía/);
+      assert.match(empty, /Subir el primer CSV/);
+    });
+
+    test('the overview tells the import being served from a later attempt that failed, and offers to upload a corrected file', async () => {
+      const { client } = await signedIn(server, store, 'overview');
+      const good = await client.upload('articulos', ARTICLES, 'bueno.csv');
+      const goodJob = await followImport(client, good.json().status_url);
+      assert.equal(goodJob.status, 'succeeded');
+      const bad = await client.upload('articulos', csv([['CODIGO', 'DESCRIPCION'], ['A1', 'x'], ['A2']]), 'roto.csv');
+      const badJob = await followImport(client, bad.json().status_url);
+      assert.equal(badJob.status, 'failed');
+
+      const overview = await client.get('/panel');
+      const card = /<h2 id="kind-articulos">[\s\S]*?<\/section>/.exec(overview.text)![0];
+      assert.match(card, /3 registros/);
+      const [live, attempt] = card.split('Último intento');
+      assert.ok(attempt, 'the last attempt is shown apart');
+      assert.match(live!, new RegExp(`<a href="/panel/imports/${good.json().import_id}">Importación ${good.json().import_id}</a>[\\s\\S]*Correcta`));
+      assert.doesNotMatch(live!, /Fallida/, 'the failed attempt does not sit over the data served');
+      assert.match(attempt, new RegExp(`/panel/imports/${bad.json().import_id}"[\\s\\S]*Fallida`));
+      assert.match(attempt, /se siguen sirviendo los datos anteriores/);
+      assert.match(attempt, /Subir un archivo corregido/);
+    });
+
+    test('the first-run checklist shows until customers are uploaded, a key exists and the sandbox has been shown', async () => {
+      const { client, company } = await signedIn(server, store, 'checklist');
+      const first = await client.get('/panel');
+      assert.match(first.text, /id="checklist-title"/);
+      assert.equal((first.text.match(/data-done="false"/g) ?? []).length, 3);
+
+      const job = await followImport(client, (await client.upload('clientes', csv([['CODIGO', 'NOMBRE'], ['C1', 'Uno']]), 'c.csv')).json().status_url);
+      assert.equal(job.status, 'succeeded');
+      await client.createCredential('/panel/keys', 'BI');
+      const two = await client.get('/panel');
+      assert.equal((two.text.match(/data-done="true"/g) ?? []).length, 2);
+      assert.ok((await store.listCredentials(company.id, 'read')).length === 1);
+
+      await client.get('/panel/help');
+      const done = await client.get('/panel');
+      assert.doesNotMatch(done.text, /id="checklist-title"/, 'gone once every step is done');
     });
 
     test('without the script, the form is answered with a redirect to the import page; a failed import shows why', async () => {
@@ -100,9 +141,9 @@ export function panelDataSuite(factory: StoreFactory) {
 
     test('upload tokens: curl -T queues an import and answers its id and status URL; read keys cannot upload, tokens cannot read', async () => {
       const { client, company } = await signedIn(server, store, 'token');
-      const created = await client.post('/panel/tokens', { label: 'ERP nightly' });
-      assert.equal(created.status, 201);
-      const token = /id="new-secret"[^>]*>(upl_[a-z0-9]{8}_[A-Za-z0-9]+)</.exec(created.text)![1]!;
+      const { page: created, secret } = await client.createCredential('/panel/tokens', 'ERP nightly');
+      assert.equal(created.status, 200);
+      const token = secret!;
       assert.match(created.text, new RegExp(`curl -T export.csv -H &quot;Authorization: Bearer ${token}&quot; http://localhost:3000/panel/api/imports/clientes`));
 
       // What curl -T sends: PUT, a Content-Length, no Content-Type.
@@ -173,11 +214,18 @@ export function panelDataSuite(factory: StoreFactory) {
     });
 
     test('API keys: created with a label and shown once, listed by prefix, used on /v1, revoked after confirmation: 401 at once', async () => {
-      const { client } = await signedIn(server, store, 'keys');
-      const created = await client.post('/panel/keys', { label: 'Panel de BI' });
-      assert.equal(created.status, 201);
-      const key = /id="new-secret"[^>]*>(api_[a-z0-9]{8}_[A-Za-z0-9]+)</.exec(created.text)![1]!;
+      const { client, company } = await signedIn(server, store, 'keys');
+      const { posted, page: created, secret, location } = await client.createCredential('/panel/keys', 'Panel de BI');
+      assert.equal(posted.text.includes(secret!), false, 'the POST answers a redirect, not the key');
+      assert.equal(created.status, 200);
+      const key = secret!;
       assert.match(created.text, /data-copy="new-secret"/, 'a copy button');
+      // A refresh of the page that showed it: no second key, and the value is not shown again.
+      const again = await client.get(location);
+      assert.equal(again.status, 200);
+      assert.equal(again.text.includes(key), false, 'shown once');
+      assert.match(again.text, /id="gone-title"/);
+      assert.equal((await store.listCredentials(company.id, 'read')).length, 1, 'a refresh creates nothing');
       const prefix = key.slice(4, 12);
       const list = await client.get('/panel/keys');
       assert.match(list.text, new RegExp(`<code>${prefix}</code>`));

@@ -1,18 +1,29 @@
 /**
- * `GET /docs`: the API reference, rendered by Swagger UI from the same
- * document as /openapi.json. @fastify/swagger-ui serves Swagger UI's files
- * from node_modules (nothing from a CDN), and its page has no inline script
- * (the initializer is a file of its own), so it runs under a CSP that allows
- * scripts from this origin only.
+ * `GET /docs`: the API reference, rendered in the browser by Scalar
+ * (@scalar/api-reference's standalone bundle, served from node_modules) from
+ * the same document as /openapi.json, under a page header in Mirador's colours.
+ *
+ * Why Scalar: tried side by side with the Swagger UI we served before and with
+ * Redoc. Swagger UI's markup nests buttons in buttons (36 axe "nested-interactive"
+ * findings that CSS cannot fix) and reads poorly on a phone; Redoc has no "try it".
+ * Scalar has a request client ("try it", which the sandbox answers without a
+ * key), a readable phone layout, and its remaining axe findings were colour
+ * contrast, fixed by our own theme (assets/docs.css). Its telemetry, hosted
+ * fonts and AI agent are turned off (assets/docs-init.js), and the CSP lets it
+ * reach this origin only.
  */
-import swaggerUi from '@fastify/swagger-ui';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
-import { serversFor } from './openapi-document.js';
 
 /**
- * The page's policy: everything from this origin; `data:` images (Swagger
- * UI's icons); inline styles, which Swagger UI sets on elements; and requests
- * to PUBLIC_BASE_URL too, the other server "try it" may be pointed at.
+ * The page's policy: scripts from this origin only (no inline script, no eval);
+ * inline styles, which Scalar sets on elements; `data:` images and fonts; and
+ * requests to PUBLIC_BASE_URL too, the other server "try it" may be pointed at.
  */
 export function docsCsp(publicBaseUrl: string): string {
   let extra = '';
@@ -35,23 +46,101 @@ export function docsCsp(publicBaseUrl: string): string {
   ].join('; ');
 }
 
+/** Our own files live beside this module in the repository; compiled code runs from dist/. */
+function ownAssetsDir(): string {
+  for (const candidate of ['./assets/', '../../../../src/http/docs/assets/']) {
+    const dir = fileURLToPath(new URL(candidate, import.meta.url));
+    if (existsSync(`${dir}docs-init.js`)) return dir;
+  }
+  throw new Error('The docs page assets (src/http/docs/assets) are missing.');
+}
+
+/** Scalar's self-contained browser bundle, inside the npm package. */
+function scalarBundlePath(): string {
+  const entry = createRequire(import.meta.url).resolve('@scalar/api-reference');
+  return join(dirname(entry), 'browser', 'standalone.js');
+}
+
+interface Asset {
+  body: Buffer;
+  /** Made on first request (Scalar's bundle is 4 MB, 1 MB gzipped), then kept. */
+  gzipped: Buffer | null;
+  type: string;
+  /** `?v=<hash>`: the page names each asset by content, so it may be cached for a year. */
+  path: string;
+}
+
+function asset(name: string, file: string, type: string): Asset {
+  const body = readFileSync(file);
+  const hash = createHash('sha256').update(body).digest('hex').slice(0, 12);
+  return { body, gzipped: null, type, path: `/docs/assets/${name}?v=${hash}` };
+}
+
+let loaded: Record<'css' | 'scalar' | 'init', Asset> | null = null;
+
+/** Read once per process: every app built in it (tests build many) shares them. */
+function docsAssets(): Record<'css' | 'scalar' | 'init', Asset> {
+  if (loaded) return loaded;
+  const dir = ownAssetsDir();
+  loaded = {
+    css: asset('docs.css', `${dir}docs.css`, 'text/css; charset=utf-8'),
+    scalar: asset('scalar.js', scalarBundlePath(), 'text/javascript; charset=utf-8'),
+    init: asset('docs-init.js', `${dir}docs-init.js`, 'text/javascript; charset=utf-8'),
+  };
+  return loaded;
+}
+
+function pageHtml(assets: Record<'css' | 'scalar' | 'init', Asset>): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>API reference · Mirador</title>
+<meta name="description" content="Mirador's read-only REST/JSON API: customers, articles, works and corrective notices, with a sandbox that needs no key.">
+<link rel="icon" href="/panel/assets/mark.svg" type="image/svg+xml">
+<link rel="stylesheet" href="${assets.css.path}">
+<script src="${assets.scalar.path}" defer></script>
+<script src="${assets.init.path}" defer></script>
+</head>
+<body>
+<a class="skip" href="#reference">Skip to the reference</a>
+<nav class="docs-top" aria-label="Mirador">
+  <a class="docs-brand" href="/docs"><img src="/panel/assets/mark.svg" alt="" width="28" height="28">Mirador <span>API reference</span></a>
+  <div class="docs-links">
+    <a href="/openapi.json">OpenAPI</a>
+    <a href="/panel">Panel</a>
+  </div>
+</nav>
+<div id="reference"></div>
+</body>
+</html>
+`;
+}
+
 export async function registerDocsPage(app: FastifyInstance, publicBaseUrl: string): Promise<void> {
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    staticCSP: docsCsp(publicBaseUrl),
-    theme: { title: 'Mirador API reference' },
-    uiConfig: {
-      docExpansion: 'list',
-      deepLinking: true,
-      displayRequestDuration: true,
-      // Two levels: the envelope and its items, not the 150 columns of `data` at once.
-      defaultModelExpandDepth: 2,
-      defaultModelsExpandDepth: 0,
-      // Preflights are for browsers to send, not people.
-      supportedSubmitMethods: ['get'],
-    },
-    // The page reads /docs/json: the same document, with `servers` for this request.
-    transformSpecificationClone: false,
-    transformSpecification: (spec, request) => ({ ...spec, servers: serversFor(request, publicBaseUrl) }),
+  const assets = docsAssets();
+  const body = pageHtml(assets);
+  const csp = docsCsp(publicBaseUrl);
+  const byName = new Map(Object.values(assets).map((a) => [a.path.slice('/docs/assets/'.length).split('?')[0]!, a]));
+
+  app.get('/docs', async (_request, reply) =>
+    reply
+      .header('Content-Type', 'text/html; charset=utf-8')
+      .header('Content-Security-Policy', csp)
+      .header('Cache-Control', 'no-cache')
+      .send(body),
+  );
+  app.get('/docs/', async (_request, reply) => reply.redirect('/docs', 301));
+  app.get<{ Params: { name: string } }>('/docs/assets/:name', async (request, reply) => {
+    const found = byName.get(request.params.name);
+    if (!found) return reply.callNotFound();
+    reply
+      .header('Content-Type', found.type)
+      .header('Cache-Control', 'public, max-age=31536000, immutable')
+      .header('Vary', 'Accept-Encoding');
+    if (!/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) return reply.send(found.body);
+    found.gzipped ??= gzipSync(found.body, { level: 9 });
+    return reply.header('Content-Encoding', 'gzip').send(found.gzipped);
   });
 }

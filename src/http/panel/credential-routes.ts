@@ -4,11 +4,15 @@ import { generateCredential, isValidPrefix, type CredentialScope } from '../../d
 import type { Credential } from '../../store/store.js';
 import { ApiError } from '../errors.js';
 import { admin, pageContext, sendPage, type PanelDeps } from './panel-context.js';
-import { CREDENTIAL_PATH, credentialsPage, revokePage } from './views/credentials-page.js';
+import { REVEAL_COOKIE, REVEAL_MAX_AGE_S } from './secret-reveal.js';
+import { CREDENTIAL_PATH, createdPage, credentialsPage, revokePage } from './views/credentials-page.js';
 import { helpPage } from './views/help-page.js';
 import type { PageContext } from './views/layout.js';
 
 const SECTION: Record<CredentialScope, string> = { read: '/keys', upload: '/tokens' };
+
+/** Set when the integration help (with its sandbox links) has been opened in this browser. */
+export const HELP_SEEN_COOKIE = 'mirador_help_seen';
 
 export function registerCredentialRoutes(app: FastifyInstance, deps: PanelDeps) {
   const { store, credentials } = deps;
@@ -28,29 +32,24 @@ export function registerCredentialRoutes(app: FastifyInstance, deps: PanelDeps) 
     return credential;
   }
 
-  app.get('/help', async (request, reply) => sendPage(reply, helpPage(pageContext(request, reply, deps), deps.config.publicBaseUrl)));
+  app.get('/help', async (request, reply) => {
+    // The overview's checklist counts the sandbox as tried once its links have been shown.
+    reply.setCookie(HELP_SEEN_COOKIE, '1', { path: '/panel', httpOnly: true, sameSite: 'lax', maxAge: 365 * 24 * 3600 });
+    return sendPage(reply, helpPage(pageContext(request, reply, deps), deps.config.publicBaseUrl));
+  });
 
-  /** The keys or tokens page, newest first; `created` is shown once, right after creation. */
-  async function listPage(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    scope: CredentialScope,
-    created: { token: string; prefix: string } | null,
-    notice: (t: PageContext['t']) => string | null,
-    status?: number,
-  ) {
+  /** The keys or tokens page, newest first. */
+  async function listPage(request: FastifyRequest, reply: FastifyReply, scope: CredentialScope, notice: (t: PageContext['t']) => string | null) {
     const { company } = admin(request);
     const ctx = pageContext(request, reply, deps);
     const list = await store.listCredentials(company.id, scope);
-    const page = credentialsPage(ctx, {
-      scope,
-      companyName: company.name,
-      baseUrl: deps.config.publicBaseUrl,
-      credentials: list.reverse(),
-      created,
-      notice: notice(ctx.t),
-    });
-    return status === undefined ? sendPage(reply, page) : sendPage(reply, page, status);
+    return sendPage(reply, credentialsPage(ctx, {
+        scope,
+        companyName: company.name,
+        baseUrl: deps.config.publicBaseUrl,
+        credentials: list.reverse(),
+        notice: notice(ctx.t),
+      }));
   }
 
   for (const scope of ['read', 'upload'] as const) {
@@ -58,20 +57,32 @@ export function registerCredentialRoutes(app: FastifyInstance, deps: PanelDeps) 
 
     app.get(base, async (request, reply) => {
       const revoked = (request.query as { revoked?: string }).revoked;
-      return listPage(request, reply, scope, null, (t) =>
+      return listPage(request, reply, scope, (t) =>
         revoked && isValidPrefix(revoked) ? t(scope === 'read' ? 'keyRevokedNotice' : 'tokenRevokedNotice', { prefix: revoked }) : null,
       );
     });
 
-    // Answers the page itself rather than redirecting: the full value must not travel in a URL or a cookie.
+    // POST-redirect-GET: the new value is shown by the page this redirects to, once; a refresh
+    // of that page shows it no more and creates nothing (secret-reveal.ts says how it travels).
     app.post(base, async (request, reply) => {
-      const { company } = admin(request);
+      const { company, user } = admin(request);
       const form = (request.body ?? {}) as Record<string, unknown>;
       const label = typeof form.label === 'string' ? form.label.trim().slice(0, 200) : '';
       const fresh = generateCredential(scope);
       await store.createCredential({ companyId: company.id, scope, prefix: fresh.prefix, secretHash: fresh.secretHash, label: label || null });
       request.log.info({ company: company.id, scope, prefix: fresh.prefix }, 'panel credential created');
-      return listPage(request, reply, scope, { token: fresh.token, prefix: fresh.prefix }, () => null, 201);
+      const sealed = deps.reveals.seal({ userId: user.id, prefix: fresh.prefix, secret: fresh.token });
+      reply.setCookie(REVEAL_COOKIE, sealed, { ...deps.sessions.cookieOptions(request, REVEAL_MAX_AGE_S), signed: false });
+      return reply.redirect(`${CREDENTIAL_PATH[scope]}/${fresh.prefix}/created`, 303);
+    });
+
+    app.get(`${base}/:prefix/created`, async (request, reply) => {
+      const credential = await ownCredential(request, scope);
+      const { user } = admin(request);
+      const secret = deps.reveals.open(request.cookies[REVEAL_COOKIE], user.id, credential.prefix);
+      reply.clearCookie(REVEAL_COOKIE, { path: '/panel' });
+      const ctx = pageContext(request, reply, deps);
+      return sendPage(reply, createdPage(ctx, scope, credential, secret, deps.config.publicBaseUrl));
     });
 
     // The confirmation step: a page of its own, so it works without the script and from the keyboard.

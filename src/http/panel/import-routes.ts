@@ -5,6 +5,7 @@ import type { ImportJob, Store } from '../../store/store.js';
 import { sliceItems } from '../api/snapshot-reader.js';
 import { confirmHeldImport, HeldImportError, rejectHeldImport } from '../../imports/held-imports.js';
 import { ApiError } from '../errors.js';
+import { HELP_SEEN_COOKIE } from './credential-routes.js';
 import { admin, csrfBinding, CsrfError, pageContext, sendPage, type PanelDeps } from './panel-context.js';
 import { importPage } from './views/import-page.js';
 import { kindPage, type Preview } from './views/kind-page.js';
@@ -45,19 +46,36 @@ async function preview(store: Store, companyId: number, kind: Kind): Promise<Pre
   return { count: meta.count, items: JSON.parse(bytes.toString('utf8')) };
 }
 
+/** How far back the overview looks for the import whose snapshot is live. */
+const OVERVIEW_HISTORY = 20;
+
 export function registerImportRoutes(app: FastifyInstance, deps: PanelDeps) {
   const { store, config } = deps;
 
   app.get('/', async (request, reply) => {
     const { company } = admin(request);
-    const kinds = await Promise.all(
-      KINDS.map(async (kind) => {
-        const [live, [lastImport]] = await Promise.all([store.liveSnapshotId(company.id, kind), store.listImports(company.id, kind, 1)]);
-        const meta = live === null ? null : await store.snapshotMeta(live);
-        return { kind, count: meta ? meta.count : null, lastImport: lastImport ?? null };
-      }),
-    );
-    return sendPage(reply, overviewPage(pageContext(request, reply, deps), company.name, kinds));
+    const [kinds, keys] = await Promise.all([
+      Promise.all(
+        KINDS.map(async (kind) => {
+          const [live, recent] = await Promise.all([store.liveSnapshotId(company.id, kind), store.listImports(company.id, kind, OVERVIEW_HISTORY)]);
+          const meta = live === null ? null : await store.snapshotMeta(live);
+          return {
+            kind,
+            count: meta ? meta.count : null,
+            publishedAt: meta ? new Date(meta.createdAt) : null,
+            liveImport: live === null ? null : (recent.find((j) => j.snapshotId === live) ?? null),
+            lastImport: recent[0] ?? null,
+          };
+        }),
+      ),
+      store.listCredentials(company.id, 'read'),
+    ]);
+    const steps = {
+      uploadedCustomers: kinds.some((k) => k.kind === 'clientes' && k.count !== null),
+      createdKey: keys.length > 0,
+      triedSandbox: request.cookies[HELP_SEEN_COOKIE] === '1',
+    };
+    return sendPage(reply, overviewPage(pageContext(request, reply, deps), company.name, kinds, steps));
   });
 
   app.get('/kinds/:kind', async (request, reply) => {

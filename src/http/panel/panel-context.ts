@@ -10,6 +10,7 @@ import { ApiError } from '../errors.js';
 import type { SafeHtml } from './html.js';
 import { isLang, translator, type Lang, type Translate } from './i18n.js';
 import { LANG_COOKIE, type PanelSessions, type Session } from './panel-session.js';
+import type { SecretReveals } from './secret-reveal.js';
 import type { SignInThrottle } from './sign-in-throttle.js';
 import type { PageContext } from './views/layout.js';
 
@@ -27,6 +28,8 @@ export interface PanelDeps {
   store: Store;
   credentials: CredentialsCache;
   sessions: PanelSessions;
+  /** New secrets, carried sealed from the creating POST to the page that shows them once. */
+  reveals: SecretReveals;
   throttle: SignInThrottle;
   onImportQueued: () => void;
   assets: { css: string; js: string };

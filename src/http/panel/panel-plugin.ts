@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -23,9 +24,11 @@ import { registerImportRoutes } from './import-routes.js';
 import { registerMappingRoutes } from './mapping-routes.js';
 import { csrfBinding, CsrfError, loadVisitor, pageContext, sendPage, type PanelDeps } from './panel-context.js';
 import { PanelSessions, resolveSessionSecret } from './panel-session.js';
+import { SecretReveals } from './secret-reveal.js';
 import { SignInThrottle } from './sign-in-throttle.js';
 import { registerUploadApi } from './upload-api.js';
 import { errorPage } from './views/error-page.js';
+import { MARK_SVG } from './views/mark.js';
 
 export interface PanelOptions {
   config: Config;
@@ -41,6 +44,11 @@ function assetsDir(): string {
     if (existsSync(`${dir}panel.js`)) return dir;
   }
   throw new Error('The panel assets (src/http/panel/assets) are missing.');
+}
+
+/** Inter's Latin subset (variable weight), from the npm package's files. */
+function interFontPath(): string {
+  return createRequire(import.meta.url).resolve('@fontsource-variable/inter/files/inter-latin-wght-normal.woff2');
 }
 
 /** `?v=<hash of the content>`: browsers may cache an asset until the file changes. */
@@ -63,6 +71,7 @@ export async function panelPlugin(app: FastifyInstance, options: PanelOptions) {
     store,
     credentials: options.credentials,
     sessions: new PanelSessions(secret, config.publicBaseUrl),
+    reveals: new SecretReveals(secret),
     throttle: new SignInThrottle(),
     onImportQueued: options.onImportQueued ?? (() => {}),
     assets: { css: versioned(dir, 'panel.css'), js: versioned(dir, 'panel.js') },
@@ -103,6 +112,16 @@ export async function panelPlugin(app: FastifyInstance, options: PanelOptions) {
     wildcard: false,
     maxAge: 3600_000,
   });
+
+  // The panel's typeface, from npm (@fontsource-variable/inter): never a font CDN.
+  const font = readFileSync(interFontPath());
+  app.get('/assets/inter-latin.woff2', { config: { panelAccess: 'public' } }, async (_request, reply) =>
+    reply.header('Content-Type', 'font/woff2').header('Cache-Control', 'public, max-age=31536000, immutable').send(font),
+  );
+
+  app.get('/assets/mark.svg', { config: { panelAccess: 'public' } }, async (_request, reply) =>
+    reply.header('Content-Type', 'image/svg+xml').header('Cache-Control', 'public, max-age=86400').send(MARK_SVG),
+  );
 
   app.decorateRequest('panel', null);
 

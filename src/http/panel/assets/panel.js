@@ -12,12 +12,37 @@
     });
   }
 
+  // Styles that only make sense with this script (the drop zone hides the native file input).
+  document.documentElement.classList.add('js');
+
   var lang = document.documentElement.lang || 'es';
   function number(n) {
     try {
       return Number(n).toLocaleString(lang === 'es' ? 'es-ES' : 'en-GB');
     } catch (e) {
       return String(n);
+    }
+  }
+
+  function bytes(n) {
+    var units = ['B', 'KB', 'MB', 'GB'];
+    var value = n;
+    var unit = 0;
+    while (value >= 1024 && unit < units.length - 1) {
+      value /= 1024;
+      unit++;
+    }
+    return number(unit === 0 ? value : Math.round(value * 10) / 10) + ' ' + units[unit];
+  }
+
+  // The steps of an upload: waiting, active, done or failed, each with an optional count.
+  function setStep(name, state, count) {
+    var step = document.querySelector('[data-step="' + name + '"]');
+    if (!step) return;
+    step.setAttribute('data-state', state);
+    if (count !== undefined) {
+      var out = step.querySelector('[data-step-count]');
+      if (out) out.textContent = count;
     }
   }
 
@@ -39,7 +64,16 @@
         .then(function (body) {
           var job = body.import;
           if (job.done) {
-            if (bar) bar.value = 100;
+            var report = job.report || {};
+            setStep('read', job.status === 'failed' ? 'failed' : 'done', fill(messages.msgReadCount, { rows: number(job.rows_read) }));
+            if (job.status === 'succeeded') {
+              if (bar) bar.value = 100;
+              setStep('publish', 'done', fill(messages.msgPublished, {
+                inserted: number(report.inserted || 0), updated: number(report.updated || 0), deleted: number(report.deleted || 0),
+              }));
+            } else {
+              setStep('publish', 'failed', job.status === 'awaiting_confirmation' ? messages.msgHeld : messages.msgFailed);
+            }
             setText('import-status', messages.msgDone);
             finished();
             return;
@@ -47,6 +81,7 @@
           if (job.status === 'running') {
             var percent = job.size_bytes > 0 ? Math.min(99, Math.floor((100 * job.bytes_read) / job.size_bytes)) : 0;
             if (bar) bar.value = percent;
+            setStep('read', 'active', fill(messages.msgReadCount, { rows: number(job.rows_read) }));
             // The live region is updated every 10 %, not at every poll: screen readers would chatter.
             var step = Math.floor(percent / 10);
             if (step !== lastStep) {
@@ -93,9 +128,10 @@
       }
       var data = new FormData(form);
       var xhr = new XMLHttpRequest();
-      var uploadBar = document.getElementById('upload-progress');
+      var uploadBar = document.getElementById('import-progress');
       var lastStep = -1;
       form.querySelector('[data-progress]').hidden = false;
+      setStep('upload', 'active', bytes(file.size));
       button.disabled = true;
       xhr.open('POST', form.action);
       xhr.setRequestHeader('Accept', 'application/json');
@@ -107,7 +143,7 @@
         var step = Math.floor(percent / 10);
         if (step !== lastStep) {
           lastStep = step;
-          setText('upload-status', fill(messages.msgUploading, { percent: percent }));
+          setText('import-status', fill(messages.msgUploading, { percent: percent }));
         }
       });
       xhr.addEventListener('load', function () {
@@ -118,14 +154,23 @@
           body = null;
         }
         if (xhr.status === 201 && body && body.ok) {
-          uploadBar.value = 100;
-          setText('upload-status', messages.msgUploaded);
+          uploadBar.value = 0;
+          setStep('upload', 'done');
+          setText('import-status', messages.msgUploaded);
           watchImport(body.status_url, messages, function () {
-            window.location.assign(body.page_url + '#report');
+            // The steps stay in view with their counts; the full report is one click away.
+            var link = document.getElementById('report-link');
+            if (link) {
+              link.href = body.page_url + '#report';
+              link.hidden = false;
+              link.focus();
+            }
+            button.disabled = false;
           });
           return;
         }
         button.disabled = false;
+        setStep('upload', 'failed');
         showError(errorBox, fill(messages.msgUploadFailed, { reason: (body && body.message) || xhr.status + ' ' + xhr.statusText }));
       });
       xhr.addEventListener('error', function () {
@@ -133,6 +178,37 @@
         showError(errorBox, fill(messages.msgUploadFailed, { reason: 'network error' }));
       });
       xhr.send(data);
+    });
+  }
+
+  // The drop zone: the file input itself, under a visible text; a dropped file is put in it.
+  var drop = document.querySelector('[data-drop]');
+  if (drop) {
+    var dropInput = drop.querySelector('input[type=file]');
+    var dropName = drop.querySelector('[data-drop-file]');
+    var chosen = form ? form.dataset.msgChosen : '';
+    var showChosen = function () {
+      var f = dropInput.files && dropInput.files[0];
+      dropName.textContent = f ? fill(chosen, { name: f.name, size: bytes(f.size) }) : '';
+    };
+    dropInput.addEventListener('change', showChosen);
+    ['dragenter', 'dragover'].forEach(function (type) {
+      drop.addEventListener(type, function (event) {
+        event.preventDefault();
+        drop.classList.add('dragging');
+      });
+    });
+    ['dragleave', 'drop'].forEach(function (type) {
+      drop.addEventListener(type, function () {
+        drop.classList.remove('dragging');
+      });
+    });
+    drop.addEventListener('drop', function (event) {
+      event.preventDefault();
+      if (event.dataTransfer && event.dataTransfer.files.length > 0) {
+        dropInput.files = event.dataTransfer.files;
+        showChosen();
+      }
     });
   }
 

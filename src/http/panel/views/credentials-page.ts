@@ -4,6 +4,7 @@ import type { Credential } from '../../../store/store.js';
 import { html, type SafeHtml } from '../html.js';
 import type { Translate } from '../i18n.js';
 import { scrollTable, time } from './format.js';
+import { icon } from './icons.js';
 import { csrfField, page, type PageContext } from './layout.js';
 
 export const CREDENTIAL_PATH: Record<CredentialScope, string> = { read: '/panel/keys', upload: '/panel/tokens' };
@@ -32,8 +33,6 @@ export interface CredentialsView {
   companyName: string;
   baseUrl: string;
   credentials: Credential[];
-  /** The full value of a credential created by this request: shown this once. */
-  created: { token: string; prefix: string } | null;
   notice: string | null;
 }
 
@@ -43,14 +42,14 @@ function listTable(ctx: PageContext, v: CredentialsView): SafeHtml {
   const caption = isKey ? t('keysList') : t('tokensList');
   const rows = v.credentials.map(
     (c) => html`<tr>
-  <td><code>${c.prefix}</code></td>
-  <td class="wrap">${c.label ?? ''}</td>
-  <td>${time(lang, t, c.createdAt, 'short')}</td>
-  <td>${time(lang, t, c.lastUsedAt, 'short')}</td>
-  <td>${c.revokedAt
+  <td data-label="${t('prefix')}"><code>${c.prefix}</code></td>
+  <td data-label="${t('label')}" class="wrap">${c.label ?? ''}</td>
+  <td data-label="${t('created')}">${time(lang, t, c.createdAt, 'short')}</td>
+  <td data-label="${t('lastUsed')}">${time(lang, t, c.lastUsedAt, 'short')}</td>
+  <td data-label="${t('status')}">${c.revokedAt
     ? html`<span class="badge badge-bad">${isKey ? t('revoked') : t('revokedToken')}</span> <span class="when">${time(lang, t, c.revokedAt, 'short')}</span>`
     : html`<span class="badge badge-ok">${isKey ? t('active') : t('activeToken')}</span>`}</td>
-  <td>${c.revokedAt
+  <td data-label="${t('actions')}">${c.revokedAt
     ? ''
     : html`<a href="${CREDENTIAL_PATH[v.scope]}/${c.prefix}/revoke">${t('revoke')}<span class="visually-hidden"> ${c.prefix}</span></a>`}</td>
 </tr>`,
@@ -70,18 +69,10 @@ function listTable(ctx: PageContext, v: CredentialsView): SafeHtml {
 export function credentialsPage(ctx: PageContext, v: CredentialsView): SafeHtml {
   const { t } = ctx;
   const isKey = v.scope === 'read';
-  const created = v.created
-    ? html`<section class="card created" aria-labelledby="created-title">
-  <h2 id="created-title">${isKey ? t('keyCreated', { prefix: v.created.prefix }) : t('tokenCreated', { prefix: v.created.prefix })}</h2>
-  ${copyable(t, 'new-secret', t('newSecret'), v.created.token, true)}
-  ${isKey ? '' : copyable(t, 'new-command', t('tokenUsage'), uploadCommand(v.baseUrl, v.created.token), true)}
-</section>`
-    : '';
   const usage = isKey
     ? ''
     : html`<h2>${t('tokenUsage')}</h2><pre class="code"><code>${uploadCommand(v.baseUrl, '<token>')}</code></pre>`;
   const body = html`<p>${isKey ? t('keysIntro', { company: v.companyName }) : t('tokensIntro')}</p>
-${created}
 <section class="card" aria-labelledby="create-title">
   <h2 id="create-title">${isKey ? t('createKey') : t('createToken')}</h2>
   <form class="form" method="post" action="${CREDENTIAL_PATH[v.scope]}">
@@ -119,4 +110,31 @@ export function revokePage(ctx: PageContext, scope: CredentialScope, credential:
   <a href="${path}">${t('cancel')}</a>
 </form>`;
   return page(ctx, { title, section: scope === 'read' ? 'keys' : 'tokens', body });
+}
+
+/**
+ * The page a creation redirects to: the new value once (highlighted, with a
+ * copy button and an "I have saved it" step), or, when it was already shown,
+ * what to do if it was not saved. `secret` is null in that second case.
+ */
+export function createdPage(ctx: PageContext, scope: CredentialScope, credential: Credential, secret: string | null, baseUrl: string): SafeHtml {
+  const { t } = ctx;
+  const isKey = scope === 'read';
+  const path = CREDENTIAL_PATH[scope];
+  const title = isKey ? t('keyCreatedTitle', { prefix: credential.prefix }) : t('tokenCreatedTitle', { prefix: credential.prefix });
+  const body = secret
+    ? html`<section class="card secret" aria-labelledby="secret-title">
+  <h2 id="secret-title">${icon('triangle-alert')} ${t('secretShownOnce')}</h2>
+  <p>${isKey ? t('keySaveIt') : t('tokenSaveIt')}</p>
+  ${copyable(t, 'new-secret', isKey ? t('newKey') : t('newToken'), secret, true)}
+  ${isKey ? '' : copyable(t, 'new-command', t('tokenUsage'), uploadCommand(baseUrl, secret), true)}
+  <p class="actions"><a class="button primary" href="${path}">${icon('circle-check')}${isKey ? t('secretSavedKey') : t('secretSavedToken')}</a></p>
+</section>`
+    : html`<section class="card" aria-labelledby="gone-title">
+  <h2 id="gone-title">${t('secretGoneTitle')}</h2>
+  <p>${t('secretGone')}</p>
+  <p class="actions"><a class="button" href="${path}">${isKey ? t('backToKeys') : t('backToTokens')}</a>
+  ${credential.revokedAt ? '' : html`<a href="${path}/${credential.prefix}/revoke">${t('revoke')}<span class="visually-hidden"> ${credential.prefix}</span></a>`}</p>
+</section>`;
+  return page(ctx, { title, section: isKey ? 'keys' : 'tokens', body });
 }

@@ -42,6 +42,18 @@ export function formatNumber(lang: Lang, n: number): string {
   return f.format(n);
 }
 
+const priceFormats = new Map<Lang, Intl.NumberFormat>();
+
+/** A price with its two decimals at least (719,30 €-style, without the currency the ERP did not give). */
+export function formatPrice(lang: Lang, n: number): string {
+  let f = priceFormats.get(lang);
+  if (!f) {
+    f = new Intl.NumberFormat(LOCALE[lang], { minimumFractionDigits: 2, maximumFractionDigits: 4 });
+    priceFormats.set(lang, f);
+  }
+  return f.format(n);
+}
+
 export function time(lang: Lang, t: Translate, date: Date | null, style: 'long' | 'short' = 'long'): SafeHtml {
   if (!date) return html`${t('never')}`;
   return html`<time datetime="${date.toISOString()}">${dateFormat(lang, style).format(date)}</time>`;
@@ -77,5 +89,6 @@ export function sourceLabel(source: string): string {
 
 /** A table that scrolls sideways on narrow screens; focusable so the keyboard can scroll it too. */
 export function scrollTable(t: Translate, caption: string, table: SafeHtml): SafeHtml {
-  return html`<div class="table-wrap" role="region" tabindex="0" aria-label="${t('scrollTable', { name: caption })}">${table}</div>`;
+  // "stack": under 600 px each row becomes a card, its cells labelled by their data-label.
+  return html`<div class="table-wrap stack" role="region" tabindex="0" aria-label="${t('scrollTable', { name: caption })}">${table}</div>`;
 }

@@ -24,7 +24,7 @@ export function helpPage(ctx: PageContext, baseUrl: string): SafeHtml {
   <h2 id="base-title">${t('baseUrl')}</h2>
   ${copyable(t, 'base-url', t('baseUrlLabel'), baseUrl)}
 </section>
-<section class="card" aria-labelledby="sandbox-title">
+<section class="card" id="sandbox" aria-labelledby="sandbox-title">
   <h2 id="sandbox-title">${t('sandboxTitle')}</h2>
   <p>${t('sandboxIntro')}</p>
   <ul class="sandbox-links">${KINDS.map(

@@ -3,7 +3,8 @@ import { KIND_SPECS, type Kind } from '../../../domain/kinds.js';
 import type { ImportJob } from '../../../store/store.js';
 import { html, type SafeHtml } from '../html.js';
 import { kindLabel, type Translate } from '../i18n.js';
-import { formatBytes, formatNumber, scrollTable, sourceLabel, statusBadge, time } from './format.js';
+import { formatBytes, formatNumber, formatPrice, scrollTable, sourceLabel, statusBadge, time } from './format.js';
+import { icon } from './icons.js';
 import { csrfField, page, type PageContext } from './layout.js';
 
 export interface Preview {
@@ -12,19 +13,23 @@ export interface Preview {
   items: Record<string, unknown>[];
 }
 
-/** The progress bars the client script fills in, for an upload and then its import. */
+/**
+ * The steps of an upload (upload, read, publish) the client script moves
+ * through, with counts, and one bar for the step under way. Without the
+ * script the form posts and the import page follows the import instead.
+ */
 export function progressBlock(t: Translate, options: { upload: boolean; hidden: boolean }): SafeHtml {
+  const step = (name: string, label: string) =>
+    html`<li data-step="${name}" data-state="waiting">${icon('circle')}<span>${label}</span> <span class="step-count" data-step-count="${name}"></span></li>`;
   return html`<div class="progress-block" data-progress${options.hidden ? html` hidden` : ''}>
-  ${options.upload
-    ? html`<div class="progress-row">
-    <label for="upload-progress">${t('uploadProgress')}</label>
-    <progress id="upload-progress" max="100" value="0"></progress>
-    <span class="progress-text" id="upload-status" role="status"></span>
-  </div>`
-    : ''}
+  <ol class="steps" aria-label="${t('progressSteps')}">
+    ${options.upload ? step('upload', t('stepUpload')) : ''}
+    ${step('read', t('stepRead'))}
+    ${step('publish', t('stepPublish'))}
+  </ol>
   <div class="progress-row">
-    <label for="import-progress">${t('importProgress')}</label>
-    <progress id="import-progress" max="100"></progress>
+    <label for="import-progress" class="visually-hidden">${t('importProgress')}</label>
+    <progress id="import-progress" max="100" value="0"></progress>
     <span class="progress-text" id="import-status" role="status"></span>
   </div>
 </div>`;
@@ -35,19 +40,20 @@ export function clientMessages(t: Translate): SafeHtml {
   return html`data-msg-uploading="${t('uploading')}" data-msg-uploaded="${t('uploaded')}"
     data-msg-upload-failed="${t('uploadFailed')}" data-msg-waiting="${t('importWaiting')}"
     data-msg-running="${t('importRunning')}" data-msg-done="${t('importDone')}"
-    data-msg-choose="${t('uploadChooseFile')}"`;
+    data-msg-choose="${t('uploadChooseFile')}" data-msg-chosen="${t('dropChosen')}" data-msg-read-count="${t('stepReadCount')}"
+    data-msg-published="${t('stepPublished')}" data-msg-failed="${t('stepFailed')}" data-msg-held="${t('stepHeld')}"`;
 }
 
 export function historyTable(ctx: PageContext, jobs: ImportJob[], caption: string): SafeHtml {
   const { t, lang } = ctx;
   const rows = jobs.map(
     (j) => html`<tr>
-  <td><a href="/panel/imports/${j.id}">${j.id}</a></td>
-  <td>${time(lang, t, j.createdAt, 'short')}</td>
-  <td class="wrap">${j.filename}</td>
-  <td>${sourceLabel(j.source)}</td>
-  <td>${statusBadge(t, j.status)}</td>
-  <td class="num">${formatNumber(lang, j.rowsRead)}</td>
+  <td data-label="${t('importNumber')}"><a href="/panel/imports/${j.id}">${j.id}</a></td>
+  <td data-label="${t('date')}">${time(lang, t, j.createdAt, 'short')}</td>
+  <td data-label="${t('file')}" class="wrap">${j.filename}</td>
+  <td data-label="${t('source')}">${sourceLabel(j.source)}</td>
+  <td data-label="${t('status')}">${statusBadge(t, j.status)}</td>
+  <td data-label="${t('rows')}" class="num">${formatNumber(lang, j.rowsRead)}</td>
 </tr>`,
   );
   return scrollTable(
@@ -65,7 +71,9 @@ export function historyTable(ctx: PageContext, jobs: ImportJob[], caption: strin
 function previewTable(ctx: PageContext, kind: Kind, preview: Preview): SafeHtml {
   const { t, lang } = ctx;
   const fields = KIND_SPECS[kind].fields.map((f) => f.name);
-  const cell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'number' ? formatNumber(lang, v) : String(v));
+  // Prices keep their decimals (719,30, not 719,3).
+  const cell = (field: string, v: unknown) =>
+    v === null || v === undefined ? '' : typeof v === 'number' ? (field === 'precio' ? formatPrice(lang, v) : formatNumber(lang, v)) : String(v);
   return html`<section aria-labelledby="preview-title">
 <h2 id="preview-title">${t('previewTitle')}</h2>
 <p>${t('previewIntro', { shown: preview.items.length, count: formatNumber(lang, preview.count) })}</p>
@@ -74,7 +82,7 @@ ${scrollTable(
   t('previewTitle'),
   html`<table class="preview">
 <thead><tr>${fields.map((f) => html`<th scope="col">${f}</th>`)}</tr></thead>
-<tbody>${preview.items.map((item) => html`<tr>${fields.map((f) => html`<td class="wrap">${cell(item[f])}</td>`)}</tr>`)}</tbody>
+<tbody>${preview.items.map((item) => html`<tr>${fields.map((f) => html`<td data-label="${f}" class="wrap">${cell(f, item[f])}</td>`)}</tr>`)}</tbody>
 </table>`,
 )}
 </section>`;
@@ -84,18 +92,25 @@ export function kindPage(ctx: PageContext, kind: Kind, jobs: ImportJob[], previe
   const { t, lang } = ctx;
   const label = kindLabel(t, kind);
   const body = html`<p class="links"><a href="/panel/kinds/${kind}/mapping">${t('columnMapping')}</a></p>
-<section class="card" aria-labelledby="upload-title">
+<section class="card" id="upload" aria-labelledby="upload-title">
   <h2 id="upload-title">${t('uploadTitle')}</h2>
-  <form id="upload-form" class="form" method="post" action="/panel/kinds/${kind}/imports" enctype="multipart/form-data"
+  <form id="upload-form" class="form" novalidate method="post" action="/panel/kinds/${kind}/imports" enctype="multipart/form-data"
     data-max-bytes="${maxBytes}" data-msg-too-large="${t('uploadTooLarge', { size: formatBytes(lang, maxBytes) })}" ${clientMessages(t)}>
     ${csrfField(ctx)}
     <div class="field">
-      <label for="file">${t('uploadLabel')}</label>
+      <label for="file" id="file-label">${t('uploadLabel')}</label>
       <p class="hint" id="file-hint">${t('uploadHint', { kind: label.toLowerCase(), size: formatBytes(lang, maxBytes) })}</p>
-      <input id="file" name="file" type="file" accept=".csv,.txt,text/csv,text/plain" required aria-describedby="file-hint">
+      <div class="drop" data-drop>
+        ${icon('file-up')}
+        <span class="drop-title" aria-hidden="true">${t('dropTitle')}</span>
+        <span class="hint" aria-hidden="true">${t('dropHint')}</span>
+        <span class="drop-file" data-drop-file role="status"></span>
+        <input id="file" name="file" type="file" accept=".csv,.txt,.gz,text/csv,text/plain,application/gzip" aria-describedby="file-hint">
+      </div>
     </div>
-    <button type="submit" class="primary">${t('uploadButton')}</button>
+    <button type="submit" class="primary">${icon('upload')}${t('uploadButton')}</button>
     ${progressBlock(t, { upload: true, hidden: true })}
+    <a class="button primary" id="report-link" href="#" hidden>${icon('file-text')}${t('seeReport')}</a>
     <p class="notice notice-error" id="upload-error" role="alert" hidden></p>
   </form>
 </section>

@@ -5,6 +5,8 @@
  */
 import { html, type SafeHtml } from '../html.js';
 import type { Lang, Translate } from '../i18n.js';
+import { icon, type IconName } from './icons.js';
+import { mark } from './mark.js';
 
 export interface PageContext {
   lang: Lang;
@@ -34,13 +36,13 @@ export function csrfField(ctx: PageContext): SafeHtml {
 
 function nav(ctx: PageContext, section: Section): SafeHtml {
   const { t } = ctx;
-  const link = (href: string, label: string, name: Section) =>
-    html`<li><a href="${href}"${section === name ? html` aria-current="page"` : ''}>${label}</a></li>`;
+  const link = (href: string, label: string, name: Section, glyph: IconName) =>
+    html`<li><a href="${href}"${section === name ? html` aria-current="page"` : ''}>${icon(glyph)}${label}</a></li>`;
   return html`<nav class="nav" aria-label="${t('mainNav')}"><ul>
-    ${link('/panel', t('navOverview'), 'overview')}
-    ${link('/panel/keys', t('navKeys'), 'keys')}
-    ${link('/panel/tokens', t('navTokens'), 'tokens')}
-    ${link('/panel/help', t('navHelp'), 'help')}
+    ${link('/panel', t('navOverview'), 'overview', 'layout-dashboard')}
+    ${link('/panel/keys', t('navKeys'), 'keys', 'key')}
+    ${link('/panel/tokens', t('navTokens'), 'tokens', 'upload')}
+    ${link('/panel/help', t('navHelp'), 'help', 'book-open')}
   </ul></nav>`;
 }
 
@@ -62,7 +64,7 @@ export function page(ctx: PageContext, options: PageOptions): SafeHtml {
   const account = ctx.account
     ? html`<div class="account">
         <span class="who">${t('signedInAs', { email: ctx.account.email, company: ctx.account.companyName })}</span>
-        <form method="post" action="/panel/sign-out">${csrfField(ctx)}<button type="submit" class="link-button">${t('signOut')}</button></form>
+        <form method="post" action="/panel/sign-out">${csrfField(ctx)}<button type="submit" class="link-button">${icon('log-out')}${t('signOut')}</button></form>
       </div>`
     : '';
   return html`<!doctype html>
@@ -71,6 +73,7 @@ export function page(ctx: PageContext, options: PageOptions): SafeHtml {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${options.title} · Mirador</title>
+<link rel="icon" href="/panel/assets/mark.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${ctx.assets.css}">
 <script src="${ctx.assets.js}" defer></script>
 </head>
@@ -78,7 +81,7 @@ export function page(ctx: PageContext, options: PageOptions): SafeHtml {
 <a class="skip" href="#main">${t('skipToContent')}</a>
 <header class="top">
   <div class="top-row">
-    <a class="brand" href="/panel">Mirador</a>
+    <a class="brand" href="/panel">${mark()}Mirador</a>
     ${languageForm(ctx)}
     ${account}
   </div>

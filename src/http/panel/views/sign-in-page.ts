@@ -6,13 +6,14 @@ export function signInPage(
   options: { email?: string; error?: string | null; notice?: string | null; next?: string },
 ): SafeHtml {
   const { t } = ctx;
+  // The email field takes focus on load and, after a failed attempt, as the first field marked in error.
   const body = html`<p>${t('signInIntro')}</p>
 <form class="card form sign-in" method="post" action="/panel/sign-in" novalidate>
   ${csrfField(ctx)}
   ${options.next ? html`<input type="hidden" name="next" value="${options.next}">` : ''}
   <div class="field">
     <label for="email">${t('email')}</label>
-    <input id="email" name="email" type="email" autocomplete="username" required value="${options.email ?? ''}"
+    <input id="email" name="email" type="email" autocomplete="username" required autofocus value="${options.email ?? ''}"
       ${options.error ? html`aria-invalid="true" aria-describedby="sign-in-error"` : ''}>
   </div>
   <div class="field">
