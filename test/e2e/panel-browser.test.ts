@@ -94,12 +94,17 @@ describe('panel in Chromium', { skip: browserSkip(), timeout: 600_000 }, () => {
     await page.setInputFiles('#file', fileURLToPath(new URL('articulos.csv', SAMPLES)));
     // The drop zone names the chosen file and its size, in the page's language.
     assert.match(await page.textContent('[data-drop-file]') ?? '', /^Elegido: articulos\.csv \(\d+(,\d)? KB\)$/);
+    // Every value the progress bar takes is recorded in the page as it is set: on a busy machine
+    // the upload can be over before a poll of the bar would catch it midway.
+    await page.evaluate(() => {
+      const g = globalThis as any;
+      g.progressSeen = [];
+      const bar = g.document.getElementById('import-progress');
+      new g.MutationObserver(() => g.progressSeen.push(Number(bar.value))).observe(bar, { attributes: true, attributeFilter: ['value'] });
+    });
     await page.click('#upload-form button[type=submit]');
     await page.waitForSelector('[data-step="upload"][data-state="active"]');
-    await page.waitForFunction(() => {
-      const bar = (globalThis as any).document.getElementById('import-progress');
-      return bar && bar.value > 0 && bar.value < 100;
-    });
+    await page.waitForFunction(() => (globalThis as any).progressSeen.some((v: number) => v > 0 && v < 100));
     await page.waitForSelector('#import-status:has-text("En cola")');
     assert.equal(await page.getAttribute('[data-step="upload"]', 'data-state'), 'done');
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
