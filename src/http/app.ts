@@ -20,6 +20,8 @@ import { registerOpenApi } from './docs/openapi-document.js';
 import { closeConnectionsGracefully } from './graceful-close.js';
 import { panelPlugin } from './panel/panel-plugin.js';
 import { ApiError, sendError } from './errors.js';
+import { allowAnyOrigin } from './cors.js';
+import { REQUEST_ID } from './api/api-components.js';
 import { StoreUnavailableError } from '../store/store.js';
 
 export interface AppDeps {
@@ -42,8 +44,6 @@ export interface App {
   close(): Promise<void>;
 }
 
-const EXPOSED_HEADERS = 'ETag, X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset';
-const REQUEST_ID = /^[A-Za-z0-9._:\-]{1,128}$/;
 
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, store } = deps;
@@ -77,11 +77,16 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   // Both hooks run on every request: callback style, no promise per hook.
   fastify.addHook('onRequest', (request, reply, done) => {
+    const url = request.url;
     reply.header('X-Request-Id', request.id);
-    if (request.url.length > MAX_URL_LENGTH) return done(new ApiError('uri_too_long'));
-    if (request.url.startsWith('/v1/')) {
-      reply.header('Access-Control-Allow-Origin', '*');
-      reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    allowAnyOrigin(reply, url);
+    if (url.length > MAX_URL_LENGTH) return done(new ApiError('uri_too_long'));
+    if (url.startsWith('/v1/')) {
+      // Paths are exact: `/v1/clientes/` is no path (issue 21, point 6), not the list nor an empty id_erp.
+      const query = url.indexOf('?');
+      if (url.charCodeAt((query < 0 ? url.length : query) - 1) === 47 /* / */) {
+        return done(new ApiError('not_found', `There is nothing at ${request.method} ${clipPath(url)}: API paths do not end with a slash.`));
+      }
     }
     done();
   });

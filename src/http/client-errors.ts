@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { CORS_HEADER_LINES } from './cors.js';
 import { ERROR_CATALOG, errorBody, type ErrorCode } from './errors.js';
 
 /** Longest URL accepted; Node's header limit (16 KiB) would otherwise decide, with a 431. */
@@ -20,13 +21,19 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Socke
   const status = ERROR_CATALOG[code].status;
   const requestId = randomUUID();
   const body = errorBody(code, requestId);
+  // A HEAD answer has no body, even for a request the parser refused (a client would read the body
+  // as the next response). The chunk that failed starts with the method when the head came in one.
+  const raw = (err as { rawPacket?: unknown }).rawPacket;
+  const head = Buffer.isBuffer(raw) && raw.subarray(0, 5).toString('latin1') === 'HEAD ';
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       'Cache-Control: no-store\r\n' +
       `X-Request-Id: ${requestId}\r\n` +
+      // The request was not parsed, so whether it was the panel's is unknown: the API's rule applies.
+      CORS_HEADER_LINES +
       'Connection: close\r\n\r\n' +
-      body,
+      (head ? '' : body),
   );
 }

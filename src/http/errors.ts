@@ -4,6 +4,7 @@
  * catalog by tests; add a code here first.
  */
 import type { FastifyReply } from 'fastify';
+import { allowAnyOrigin } from './cors.js';
 
 export const ERROR_CATALOG = {
   bad_request: { status: 400, message: 'The request is malformed.' },
@@ -58,6 +59,8 @@ export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
   reply.header('X-Request-Id', reply.request.id);
   reply.header('Content-Type', 'application/json; charset=utf-8');
   reply.header('Cache-Control', 'no-store');
+  // Also here: errors raised before onRequest, or instead of it, must be readable by any origin too.
+  allowAnyOrigin(reply, reply.request.url);
   for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
   if (err.status === 401) reply.header('WWW-Authenticate', 'Bearer');
   return reply.send(errorBody(err.code, reply.request.id, err.message));

@@ -44,8 +44,8 @@ export interface CsvOptions {
   batchRows?: number;
 }
 
-const DEFAULT_MAX_CELL_BYTES = 1024 * 1024; // 1 MiB: far beyond any real remark, small enough to hold
-const DEFAULT_MAX_COLUMNS = 10_000; // real exports have a few hundred at most
+export const DEFAULT_MAX_CELL_BYTES = 1024 * 1024; // 1 MiB: far beyond any real remark, small enough to hold
+export const DEFAULT_MAX_COLUMNS = 10_000; // real exports have a few hundred at most
 const DEFAULT_BATCH_ROWS = 500; // enough to amortise a store write, small enough to stay light
 const HEADER_CHARS_PER_COLUMN = 256; // allowance for the header line: maxColumns names this long
 const PUMP_BYTES = 64 * 1024; // bytes decoded and split at a time

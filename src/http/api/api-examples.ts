@@ -60,6 +60,20 @@ export function sandboxExamples(sandbox: SandboxSnapshots): Record<Kind, KindExa
   return out;
 }
 
+/**
+ * The body of `GET /v1/sandbox/estado` (`sandbox`), and the same state as a
+ * real estado would show it (`real`, without the `sandbox` key).
+ */
+export function estadoExamples(sandbox: SandboxSnapshots): { sandbox: Record<string, unknown>; real: Record<string, unknown> } {
+  const kinds = Object.fromEntries(
+    KINDS.map((kind) => {
+      const meta = sandbox.byKind[kind].meta;
+      return [kind, { total: meta.count, importado_at: meta.publishedAt ? new Date(meta.publishedAt).toISOString() : null, snapshot: meta.publicId }];
+    }),
+  );
+  return { sandbox: { ok: true, sandbox: true, kinds }, real: { ok: true, kinds } };
+}
+
 /** An error body for `code`, with the catalog's message, as `#/components/examples/<code>`. */
 export function errorExample(code: ErrorCode) {
   return {

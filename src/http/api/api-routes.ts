@@ -4,7 +4,7 @@
  * snapshot's chunks; nothing is parsed or stringified per item.
  */
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KINDS, type Kind } from '../../domain/kinds.js';
 import type { RecordRef, SnapshotMeta, Store } from '../../store/store.js';
 import type { SandboxSnapshots } from '../../sandbox/sandbox-snapshots.js';
@@ -12,6 +12,7 @@ import type { CredentialsCache } from '../credentials-cache.js';
 import type { RateLimiter } from '../rate-limit.js';
 import { ApiError, sendError } from '../errors.js';
 import { authenticate, presentedToken } from './api-auth.js';
+import { ALLOWED_METHODS } from './api-components.js';
 import { apiDocs, DOC_ONLY } from './api-docs.js';
 import { parseListQuery, type ListQuery } from './list-query.js';
 import { sendCacheable, sendCacheableNow, type CacheableBody, type CompressedBodyCache, type Meter } from './send-body.js';
@@ -41,8 +42,6 @@ const ITEMS_CLOSE = Buffer.from(']}');
 const ITEM_CLOSE = Buffer.from('}');
 const ITEM_HEAD = Buffer.from('{"ok":true,"item":');
 const SANDBOX_ITEM_HEAD = Buffer.from('{"ok":true,"sandbox":true,"item":');
-
-export const ALLOWED_METHODS = 'GET, HEAD, OPTIONS';
 
 interface View {
   meta: SnapshotMeta | null;
@@ -205,7 +204,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
         pieces: () => [body],
       });
     });
-    registerOtherMethods(app, `${base}/estado`, otherMethods, docs.estadoPreflight(sandbox));
+    registerOtherMethods(app, `${base}/estado`, otherMethods);
   }
 
   for (const kind of KINDS) {
@@ -239,15 +238,19 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
       });
 
       for (const url of [base, `${base}/:id_erp`]) {
-        registerOtherMethods(app, url, otherMethods, docs.preflight(kind, sandbox, url !== base));
+        registerOtherMethods(app, url, otherMethods);
       }
     }
   }
 }
 
-/** OPTIONS (CORS preflight) and 405 for every other method on an API path. */
-function registerOtherMethods(app: FastifyInstance, url: string, otherMethods: string[], preflightSchema?: FastifySchema) {
-  app.options(url, preflightSchema ? { ...DOC_ONLY, schema: preflightSchema } : {}, async (_request, reply) => {
+/**
+ * OPTIONS (CORS preflight) and 405 for every other method on an API path.
+ * Neither is an operation of the document: its description says how they
+ * answer (issue 21, point 9: preflights once, in prose, not on 18 paths).
+ */
+function registerOtherMethods(app: FastifyInstance, url: string, otherMethods: string[]) {
+  app.options(url, async (_request, reply) => {
     reply.header('Access-Control-Allow-Methods', ALLOWED_METHODS);
     reply.header('Access-Control-Allow-Headers', 'Authorization, X-API-Key, If-None-Match, X-Request-Id');
     reply.header('Access-Control-Max-Age', '86400');

@@ -9,11 +9,21 @@
  * message (Ajv's coercion would quietly accept `limit=1.5` or `offset=`).
  */
 import { KIND_SPECS, KINDS, type FieldSpec, type Kind } from '../../domain/kinds.js';
+import { DEFAULT_MAX_CELL_BYTES, DEFAULT_MAX_COLUMNS } from '../../imports/read-csv.js';
 import { ERROR_CATALOG, type ErrorCode } from '../errors.js';
+
+// Bounds that linters ask of every string and integer (OWASP API4): the real ones.
+/** A cell of an import is at most this many bytes, so at most this many characters. */
+const CELL = DEFAULT_MAX_CELL_BYTES;
+/** Counts and offsets: JSON numbers that stay exact. */
+const COUNT = { type: 'integer', format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
+/** `2026-11-21T10:15:30.123Z`. */
+const TIMESTAMP_CHARS = 24;
 
 /** `limit` (contract §1.4): an integer from 1 to 1000, 100 when absent. */
 export const LIMIT_PARAM = {
   type: 'integer',
+  format: 'int32',
   minimum: 1,
   maximum: 1000,
   default: 100,
@@ -23,6 +33,7 @@ export const LIMIT_PARAM = {
 /** `offset`: how many matching records to skip. Past the end is an empty page, not an error. */
 export const OFFSET_PARAM = {
   type: 'integer',
+  format: 'int64',
   minimum: 0,
   // Fifteen digits: well inside Number.MAX_SAFE_INTEGER, and far beyond any real list.
   maximum: 999_999_999_999_999,
@@ -40,6 +51,7 @@ export const ISO_TIMESTAMP =
 
 export const UPDATED_SINCE_PARAM = {
   type: 'string',
+  maxLength: 64,
   pattern: ISO_TIMESTAMP.source,
   description:
     'Only records with `actualizado_at` at or after this instant (inclusive). ISO 8601: a date ' +
@@ -50,6 +62,8 @@ export const UPDATED_SINCE_PARAM = {
 export const ID_ERP_PARAM = {
   type: 'string',
   minLength: 1,
+  // The router's maxParamLength (app.ts) bounds the encoded id; a longer path is a 404.
+  maxLength: 2048,
   description: "The record's `id_erp`, percent-encoded once (`A/1` is sent as `A%2F1`).",
 } as const;
 
@@ -66,44 +80,11 @@ export const SNAPSHOT_ID = /^[A-Za-z0-9-]{1,64}$/;
 
 export const SNAPSHOT_PARAM = {
   type: 'string',
+  maxLength: 64,
   pattern: SNAPSHOT_ID.source,
   description:
     'The `snapshot` of an earlier page: read that same version of the data, so a paged download never skips or ' +
     'repeats a record while an import lands. Kept 15 minutes after it is superseded; then `410 snapshot_expired`.',
-} as const;
-
-/** The query string of a list. Unknown parameters are ignored; any of these given twice is a 400. */
-export const LIST_QUERY = {
-  type: 'object',
-  properties: {
-    limit: LIMIT_PARAM,
-    offset: OFFSET_PARAM,
-    updated_since: UPDATED_SINCE_PARAM,
-    include_deleted: INCLUDE_DELETED_PARAM,
-    snapshot: SNAPSHOT_PARAM,
-  },
-} as const;
-
-export const DETAIL_PARAMS = {
-  type: 'object',
-  properties: { id_erp: ID_ERP_PARAM },
-  required: ['id_erp'],
-} as const;
-
-/** Request headers every read understands (the key travels in the security schemes). */
-export const READ_HEADERS = {
-  type: 'object',
-  properties: {
-    'If-None-Match': {
-      type: 'string',
-      description: 'An `ETag` from an earlier response: if the body would be the same, the answer is `304` with no body.',
-    },
-    'X-Request-Id': {
-      type: 'string',
-      pattern: '^[A-Za-z0-9._:\\-]{1,128}$',
-      description: 'Your own id for this request, echoed in the response. Anything else is replaced by a UUID.',
-    },
-  },
 } as const;
 
 /** Component names, as they appear under `#/components/schemas/`. */
@@ -131,15 +112,15 @@ const FIELD_NOTES: Record<string, string> = {
 };
 
 function fieldSchema(field: FieldSpec) {
-  if (field.name === 'id_erp') return { type: 'string', minLength: 1, description: FIELD_NOTES.id_erp };
+  if (field.name === 'id_erp') return { type: 'string', minLength: 1, maxLength: CELL, description: FIELD_NOTES.id_erp };
   const note = FIELD_NOTES[field.name];
   switch (field.type) {
     case 'number':
       return { type: ['number', 'null'], description: 'A number read from the mapped column (`1234,5`, `1.234,56`…), or null when empty or unreadable.' };
     case 'date':
-      return { type: ['string', 'null'], format: 'date', description: '`YYYY-MM-DD` read from the mapped column, or null when empty or unreadable.' };
+      return { type: ['string', 'null'], format: 'date', maxLength: 10, description: '`YYYY-MM-DD` read from the mapped column, or null when empty or unreadable.' };
     default:
-      return { type: ['string', 'null'], description: note ?? 'The mapped column, trimmed; null when its cell is empty or the column is absent.' };
+      return { type: ['string', 'null'], maxLength: CELL, description: note ?? 'The mapped column, trimmed; null when its cell is empty or the column is absent.' };
   }
 }
 
@@ -149,12 +130,14 @@ function itemSchema(kind: Kind) {
   for (const f of fields) properties[f.name] = fieldSchema(f);
   properties.data = {
     type: 'object',
-    additionalProperties: { type: 'string' },
+    additionalProperties: { type: 'string', maxLength: CELL },
+    maxProperties: DEFAULT_MAX_COLUMNS,
     description: 'The full original CSV row: every column under its exact header, in file order, cell text untouched (an empty cell is `""`).',
   };
   properties.actualizado_at = {
     type: 'string',
     format: 'date-time',
+    maxLength: TIMESTAMP_CHARS,
     description: 'UTC, milliseconds: the time of the import that created the record or last changed its row.',
   };
   return {
@@ -180,9 +163,9 @@ function tombstoneSchema() {
     required: ['id_erp', 'eliminado', 'actualizado_at'],
     additionalProperties: false,
     properties: {
-      id_erp: { type: 'string', minLength: 1 },
+      id_erp: { type: 'string', minLength: 1, maxLength: CELL },
       eliminado: TRUE,
-      actualizado_at: { type: 'string', format: 'date-time', description: 'The time of the import that removed it.' },
+      actualizado_at: { type: 'string', format: 'date-time', maxLength: TIMESTAMP_CHARS, description: 'The time of the import that removed it.' },
     },
   };
 }
@@ -194,9 +177,9 @@ function estadoSchema(sandbox: boolean) {
     required: ['total', 'importado_at', 'snapshot'],
     additionalProperties: false,
     properties: {
-      total: { type: 'integer', minimum: 0, description: 'Records of the kind.' },
-      importado_at: { type: ['string', 'null'], format: 'date-time', description: 'When the live data was published; null if never imported.' },
-      snapshot: { type: ['string', 'null'], description: 'The live snapshot, as in list envelopes; null if never imported.' },
+      total: { ...COUNT, description: 'Records of the kind.' },
+      importado_at: { type: ['string', 'null'], format: 'date-time', maxLength: TIMESTAMP_CHARS, description: 'When the live data was published; null if never imported.' },
+      snapshot: { type: ['string', 'null'], maxLength: 64, description: 'The live snapshot, as in list envelopes; null if never imported.' },
     },
   };
   return {
@@ -229,13 +212,14 @@ function listSchema(kind: Kind, sandbox: boolean) {
     properties: {
       ok: TRUE,
       ...(sandbox ? { sandbox: { ...TRUE, description: 'Present on sandbox responses only.' } } : {}),
-      total: { type: 'integer', minimum: 0, description: 'Records matching the filters (not the page length).' },
-      limit: { type: 'integer', minimum: LIMIT_PARAM.minimum, maximum: LIMIT_PARAM.maximum },
-      offset: { type: 'integer', minimum: 0 },
+      total: { ...COUNT, description: 'Records matching the filters (not the page length).' },
+      limit: { type: 'integer', format: 'int32', minimum: LIMIT_PARAM.minimum, maximum: LIMIT_PARAM.maximum },
+      offset: { type: 'integer', format: 'int64', minimum: 0, maximum: OFFSET_PARAM.maximum },
       has_more: { type: 'boolean', description: '`offset + items.length < total`.' },
-      next_offset: { type: 'integer', minimum: 0, description: 'Always `offset + items.length`: follow it while `has_more` is true.' },
+      next_offset: { ...COUNT, description: 'Always `offset + items.length`: follow it while `has_more` is true.' },
       snapshot: {
         type: ['string', 'null'],
+        maxLength: 64,
         description: 'The data version this page was read from (null if the kind was never imported). Pass it as `snapshot=` on the next pages.',
       },
       items: {
@@ -259,14 +243,30 @@ function detailSchema(kind: Kind, sandbox: boolean) {
   };
 }
 
-/** Every public error code of one HTTP status, in catalog order. */
+/** Every documented error code of one HTTP status, in catalog order. */
 export function codesWithStatus(status: number): ErrorCode[] {
-  return (Object.keys(ERROR_CATALOG) as ErrorCode[]).filter((c) => ERROR_CATALOG[c].status === status);
+  return DOCUMENTED_CODES.filter((c) => ERROR_CATALOG[c].status === status);
 }
 
-/** Every status that some catalog code answers with, ascending. */
+/**
+ * Codes no documented operation answers, each for a reason: the document
+ * describes the operations a path has, and these answer requests outside them.
+ */
+export const UNDOCUMENTED_CODES: Readonly<Partial<Record<ErrorCode, string>>> = {
+  method_not_allowed:
+    'answers the methods a path does not have (POST, PUT…): OpenAPI describes the operations a path has, so the ' +
+    'document says it in its description (documenting four write methods that only answer 405 on every path ' +
+    'would put them into every generated client)',
+  payload_too_large: 'answered by uploads (the panel, the upload-token API), which are not part of /v1',
+  forbidden: 'answered by the panel’s forms (a missing CSRF token), which are not part of /v1',
+};
+
+/** The catalog codes the document describes, in catalog order. */
+export const DOCUMENTED_CODES: readonly ErrorCode[] = (Object.keys(ERROR_CATALOG) as ErrorCode[]).filter((c) => !(c in UNDOCUMENTED_CODES));
+
+/** Every status that some documented code answers with, ascending. */
 export function errorStatuses(): number[] {
-  return [...new Set(Object.values(ERROR_CATALOG).map((e) => e.status))].sort((a, b) => a - b);
+  return [...new Set(DOCUMENTED_CODES.map((c) => ERROR_CATALOG[c].status))].sort((a, b) => a - b);
 }
 
 /** The error body of one status: the contract's four keys, `error` narrowed to that status's codes. */
@@ -281,8 +281,8 @@ function errorSchema(status: number) {
     properties: {
       ok: { type: 'boolean', const: false },
       error: { type: 'string', enum: codesWithStatus(status), description: 'A stable code: branch on this.' },
-      message: { type: 'string', description: 'An English sentence for people; it may change.' },
-      request_id: { type: 'string', description: 'Equal to the `X-Request-Id` response header; quote it when asking for support.' },
+      message: { type: 'string', maxLength: 1024, description: 'An English sentence for people; it may change.' },
+      request_id: { type: 'string', maxLength: 128, description: 'Equal to the `X-Request-Id` response header; quote it when asking for support.' },
     },
   };
 }

@@ -59,7 +59,7 @@ export function parseListQuery(query: RawQuery): ListQuery {
     if (!(offset >= MIN_OFFSET && offset <= MAX_OFFSET)) {
       throw new ApiError(
         'invalid_parameter',
-        `The parameter "offset" must be an integer of ${MIN_OFFSET} or more; got "${clip(offsetRaw)}".`,
+        `The parameter "offset" must be an integer from ${MIN_OFFSET} to ${MAX_OFFSET}; got "${clip(offsetRaw)}".`,
       );
     }
   }

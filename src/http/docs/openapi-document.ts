@@ -7,9 +7,10 @@
 import { createHash } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { HEADER_COMPONENT, OTHER_METHODS_NOTE, catalogExamples, catalogResponses, headerComponents } from '../api/api-docs.js';
+import { ALLOWED_METHODS, EXPOSED_HEADERS } from '../api/api-components.js';
 import { sharedSchemas } from '../api/api-schemas.js';
 import { CompressedBodyCache, sendCacheable } from '../api/send-body.js';
+import { finishDocument } from './openapi-transform.js';
 
 const DESCRIPTION = `Read-only access to a company's ERP data: customers (\`clientes\`), articles (\`articulos\`),
 works (\`obras\`) and corrective-maintenance notices (\`avisos-correctivo\`).
@@ -22,18 +23,26 @@ under \`/v1/sandbox/\` with fixed, fictitious data and no key: try it first.
 \`actualizado_at\` you saw and ask for what changed after it next time.
 
 **Caching.** Every 200 has a strong \`ETag\`; send it back in \`If-None-Match\` for a \`304\` (which does
-not count against the rate limit). \`gzip\` and \`br\` on request.
+not count against the rate limit). \`gzip\` and \`br\` on request. \`HEAD\` answers like \`GET\`, without the body.
 
 **Errors.** Every error body is \`{"ok": false, "error", "message", "request_id"}\`; branch on \`error\`.
 Retry \`5xx\` with exponential backoff (2 s, 4 s, 8 s…, at most 5 attempts) and \`429\` after
-\`Retry-After\` seconds. ${OTHER_METHODS_NOTE}`;
+\`Retry-After\` seconds. Any method other than ${ALLOWED_METHODS} on these paths answers \`405 method_not_allowed\`
+with \`Allow: ${ALLOWED_METHODS}\`; an unknown path (a trailing slash included: \`/v1/clientes/\`) answers
+\`404 not_found\`, even without a key.
+
+**Browsers (CORS).** Any origin may read: every response, errors included, carries
+\`Access-Control-Allow-Origin: *\` and \`Access-Control-Expose-Headers: ${EXPOSED_HEADERS}\`. Preflights
+(\`OPTIONS\` on any API path) answer \`204\` with \`Access-Control-Allow-Methods: ${ALLOWED_METHODS}\` and
+\`Access-Control-Allow-Headers\` naming \`Authorization\` and \`X-API-Key\` (a \`*\` would not cover
+\`Authorization\`), \`If-None-Match\` and \`X-Request-Id\`. No credentials mode is needed: keys travel in headers.`;
 
 export const OPENAPI_TAGS = [
   { name: 'clientes', description: 'Customers.' },
   { name: 'articulos', description: 'Articles (products and services) with their price.' },
   { name: 'obras', description: 'Works (jobs, sites), each for a customer.' },
   { name: 'avisos-correctivo', description: 'Corrective-maintenance notices, for a customer and often a work.' },
-  { name: 'CORS', description: 'Preflights: any origin may read the API from a browser.' },
+  { name: 'estado', description: 'How fresh the data of each kind is.' },
 ];
 
 /**
@@ -44,48 +53,30 @@ export async function registerOpenApi(app: FastifyInstance, publicBaseUrl: strin
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Mirador API', version: 'v1', description: DESCRIPTION },
+      info: {
+        title: 'Mirador API',
+        version: 'v1',
+        description: DESCRIPTION,
+        // The data belongs to the company whose server this is; its administrators answer for it.
+        contact: { name: 'The administrators of this Mirador server', url: `${publicBaseUrl}/panel` },
+        license: { name: 'Proprietary: the company’s own data, for the holders of its keys', url: `${publicBaseUrl}/docs` },
+      },
       tags: OPENAPI_TAGS,
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: '`Authorization: Bearer api_xxxxxxxx_…`' },
           apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The same key, in its own header.' },
         },
-        responses: catalogResponses() as never,
-        headers: headerComponents() as never,
-        examples: catalogExamples(),
       },
     },
     // Components keep their own names (`Cliente`, `Error401`) instead of `def-0`.
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     // Opt-in: a route is documented when its schema names its operation.
     transform: ({ schema, url }) => ({ schema: schema?.operationId ? schema : { ...schema, hide: true }, url }),
-    transformObject: (document) => referenceHeaders('openapiObject' in document ? document.openapiObject : document.swaggerObject),
+    transformObject: (document) => finishDocument('openapiObject' in document ? document.openapiObject : document.swaggerObject),
   });
   for (const schema of sharedSchemas()) app.addSchema(schema);
   registerOpenApiRoute(app, publicBaseUrl);
-}
-
-type HeaderObject = { schema?: Record<string, unknown>; $ref?: string };
-type Operation = { responses?: Record<string, { headers?: Record<string, HeaderObject> }> };
-
-/**
- * @fastify/swagger writes a route's response header as `{ schema, description }`;
- * each of ours is tagged with its component (api-docs.ts) and becomes a
- * reference to it, so the definitions live once under `components.headers`.
- */
-function referenceHeaders<T extends { paths?: unknown }>(doc: T): T {
-  for (const item of Object.values((doc.paths ?? {}) as Record<string, Record<string, Operation>>)) {
-    for (const op of Object.values(item)) {
-      for (const response of Object.values(op?.responses ?? {})) {
-        for (const [name, header] of Object.entries(response.headers ?? {})) {
-          const id = header.schema?.[HEADER_COMPONENT];
-          if (typeof id === 'string') response.headers![name] = { $ref: `#/components/headers/${id}` };
-        }
-      }
-    }
-  }
-  return doc;
 }
 
 const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
@@ -95,14 +86,13 @@ const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.
  * "try it" works wherever the docs are opened, and PUBLIC_BASE_URL when that
  * is another address. The Host header is only used when it looks like one.
  */
-export function serversFor(request: FastifyRequest, publicBaseUrl: string): { url: string; description: string }[] {
+export function serversFor(request: FastifyRequest, publicBaseUrl: string): { url: string; description: string; 'x-internal': boolean }[] {
   const host = request.host;
   const own = HOST.test(host) ? `${request.protocol}://${host}` : null;
-  if (own === null || own === publicBaseUrl) return [{ url: publicBaseUrl, description: 'This server' }];
-  return [
-    { url: own, description: 'The address this document was fetched from' },
-    { url: publicBaseUrl, description: 'PUBLIC_BASE_URL' },
-  ];
+  // `x-internal: false`: both are for integrators. The descriptions name the environment, as OWASP API9 asks.
+  const publicServer = { url: publicBaseUrl, description: 'This server’s public address (PUBLIC_BASE_URL): production', 'x-internal': false };
+  if (own === null || own === publicBaseUrl) return [publicServer];
+  return [{ url: own, description: 'The address this document was fetched from (local, or behind a proxy)', 'x-internal': false }, publicServer];
 }
 
 /** The document with `servers` placed after `info`, as JSON text split around the servers value. */
@@ -132,7 +122,6 @@ function registerOpenApiRoute(app: FastifyInstance, publicBaseUrl: string): void
       bodies.set(servers, entry);
     }
     const { tag, body } = entry;
-    reply.header('Access-Control-Allow-Origin', '*');
     return sendCacheable(request, reply, compressed, {
       tag,
       cacheControl: 'no-cache',
