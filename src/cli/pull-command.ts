@@ -39,7 +39,7 @@ export function registerPullCommand(program: Command, ctx: CliContext) {
     .command('pull')
     .description('download a kind from a Mirador server into NDJSON, CSV or JSON; with --state, only what changed since the last run')
     .argument('<kind>', KINDS.join(' | '))
-    .option('--base-url <url>', 'where Mirador runs (default: PUBLIC_BASE_URL)')
+    .option('--base-url <url>', 'where Mirador runs (default: PUBLIC_BASE_URL, else http://localhost:PORT)')
     .addOption(new Option('--key <key>', 'API key').env('MIRADOR_API_KEY'))
     .option('--sandbox', 'read the sandbox (fictitious data, no key)')
     .option('--since <timestamp>', 'only records changed at or after this ISO 8601 date or time')

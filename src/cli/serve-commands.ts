@@ -1,13 +1,14 @@
 import type { Command } from 'commander';
 import type { ImportProcess } from '../imports/import-process.js';
+import { withListenAddress } from '../config.js';
 import { pendingMigrations } from '../store/migration-notes.js';
-import { CliError, emit, type CliContext, type JsonOption } from './cli-context.js';
+import { CliError, emit, withStore, type CliContext, type JsonOption } from './cli-context.js';
 
 export function registerServeCommands(program: Command, ctx: CliContext) {
   program
     .command('serve')
     .description('run the HTTP server (API, sandbox, panel, docs) and the import worker')
-    .option('--port <port>', 'HTTP port (default: PORT, else 3000)')
+    .option('--port <port>', 'HTTP port (default: PORT, else 3000); an unset PUBLIC_BASE_URL follows it')
     .option('--host <host>', 'listen address (default: HOST, else 127.0.0.1)')
     .option('--workers <n>', 'HTTP processes on this machine', '1')
     .action(async (opts: { port?: string; host?: string; workers: string }) => {
@@ -15,13 +16,12 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
       if (!Number.isInteger(workers) || workers < 1 || workers > 64) {
         throw new CliError(`--workers must be an integer from 1 to 64; got "${opts.workers}".`);
       }
-      const config = { ...ctx.config };
+      let port: number | undefined;
       if (opts.port !== undefined) {
-        const port = Number(opts.port);
+        port = Number(opts.port);
         if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be 0 to 65535; got "${opts.port}".`);
-        config.port = port;
       }
-      if (opts.host !== undefined) config.host = opts.host;
+      const config = withListenAddress(ctx.config, { port, host: opts.host });
       // Loaded here, not at the top: the HTTP stack (Fastify and its plugins) takes ~0.2 s to
       // load, which every other command (`mirador import` among them) would pay for nothing.
       const [{ serve }, { startImportProcess }, { createLogger }] = await Promise.all([

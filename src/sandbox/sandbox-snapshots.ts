@@ -8,8 +8,8 @@ import { KINDS, type Kind } from '../domain/kinds.js';
 import { ChunkBuilder } from '../store/chunk-builder.js';
 import type { Chunk, RecordRef, SnapshotMeta, ThinChunk } from '../store/store.js';
 import { decodeIndex, type SnapshotIndex } from '../store/snapshot-index.js';
-import type { ChunkSource } from '../http/api/snapshot-reader.js';
-import { renderTombstones, type RenderedTombstone } from '../http/api/merged-page.js';
+import type { ChunkSource } from '../snapshots/chunk-source.js';
+import { renderTombstones, type RenderedTombstone } from '../snapshots/tombstones.js';
 import { sandboxDataset } from './sandbox-data.js';
 
 export interface SandboxSnapshot {

@@ -19,7 +19,7 @@ async function* once(bytes: Buffer) {
   yield bytes;
 }
 
-describe('panel pages: accessibility, layout and screenshots', { skip: browserSkip(), timeout: 180_000 }, () => {
+describe('panel pages: accessibility, layout and screenshots', { skip: browserSkip(), timeout: 600_000 }, () => {
   let store: Store;
   let cleanup: () => Promise<void>;
   let server: PanelServer;

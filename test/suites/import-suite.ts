@@ -16,6 +16,7 @@ import { itemBodies } from '../../src/store/chunk-builder.js';
 import { constants, crc32, gunzipSync, inflateRawSync } from 'node:zlib';
 import { csv, customersCsv, CSV_CUSTOMER_HEADER, wideCustomersCsv } from '../helpers/csv.js';
 import { bearer, request } from '../helpers/http.js';
+import { waitUntil } from '../helpers/timing.js';
 import type { StoreFactory } from '../helpers/stores.js';
 import { companyWithKey, startServer, type TestServer } from '../helpers/test-server.js';
 
@@ -221,10 +222,10 @@ export function importSuite(factory: StoreFactory) {
       });
       const applied = (await worker.runOnce())!;
       assert.equal(applied.job.id, job.id);
-      await new Promise((r) => setTimeout(r, 50));
+      // Until a reader has seen the new snapshot (PostgreSQL: once the notification is read), however long that takes.
+      await waitUntil('a reader to see the new snapshot', () => seen.has('new'));
       done = true;
       await Promise.all(readers);
-      assert.ok(seen.has('new'));
       assert.deepEqual(new Set((await list(key)).items.map((i: { nombre: string }) => i.nombre)), new Set(['new']));
     });
 
@@ -359,7 +360,7 @@ export function importSuite(factory: StoreFactory) {
         await before(company.id);
         const next = await queue(company.id, changedFile);
         const early = await prepare(next, changedFile);
-        // By public id: SQLite may give a discarded snapshot's id to the next one.
+        // By public id, which is what a client sees.
         const earlyPublicId = (await store.snapshotMeta(early.snapshot.snapshotId))!.publicId;
         await meanwhile(company.id);
         const stale = (await worker.runOnce(early))!;

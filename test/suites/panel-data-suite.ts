@@ -24,7 +24,8 @@ const HOSTILE = readFileSync(new URL('../../../test/fixtures/csv/hostile.csv', i
 
 /** Polls the status URL the upload answered, as the client script does, until the import ends. */
 async function followImport(client: PanelClient, statusUrl: string) {
-  for (let i = 0; i < 400; i++) {
+  // A bound on a hang, not on speed: a busy machine imports slowly.
+  for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
     const res = await client.get(statusUrl, { accept: 'application/json' });
     assert.equal(res.status, 200, res.text);
     const job = res.json().import;

@@ -5,25 +5,13 @@
  * how many tombstones precede it (the k-th element of two sorted lists), then
  * by walking both forward: O(log n + limit) reads, whatever the offset.
  */
-import type { Chunk, SnapshotMeta, Tombstone } from '../../store/store.js';
+import type { Chunk, SnapshotMeta } from '../../store/store.js';
+import type { RenderedTombstone } from '../../snapshots/tombstones.js';
 import { chunkIndexOf, firstPositionSince, type ChunkSource } from './snapshot-reader.js';
 import type { PageEntry } from './subset-page.js';
 
-export interface RenderedTombstone {
-  at: number;
-  id: Buffer;
-  json: Buffer;
-}
-
-export function renderTombstones(list: readonly Tombstone[]): RenderedTombstone[] {
-  return list.map((t) => ({
-    at: t.deletedAt,
-    id: Buffer.from(t.idErp, 'utf8'),
-    json: Buffer.from(
-      `{"id_erp":${JSON.stringify(t.idErp)},"eliminado":true,"actualizado_at":"${new Date(t.deletedAt).toISOString()}"}`,
-    ),
-  }));
-}
+// Rendered below the HTTP layer, so the sandbox can render its own (issue 24); kept importable from here.
+export { renderTombstones, type RenderedTombstone } from '../../snapshots/tombstones.js';
 
 const ID_PREFIX = Buffer.from('{"id_erp":"');
 

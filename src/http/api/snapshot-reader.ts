@@ -7,6 +7,7 @@ import type { Chunk, ChunkSegment, SnapshotMeta, Store, ThinChunk } from '../../
 import { ChunkBuilder, itemBodies } from '../../store/chunk-builder.js';
 import { decodeIndex, type SnapshotIndex } from '../../store/snapshot-index.js';
 import { deflateSegment, SEGMENT_CONTEXT_BYTES } from '../../snapshots/chunk-segments.js';
+import type { ChunkSource } from '../../snapshots/chunk-source.js';
 import type { BodyPart } from './gzip-segments.js';
 
 const COMMA = Buffer.from(',');
@@ -53,25 +54,8 @@ export function sliceItems(chunks: readonly Chunk[], start: number, end: number)
   return pieces;
 }
 
-export interface ChunkSource {
-  meta(snapshotId: number): Promise<SnapshotMeta | null>;
-  /** Chunks `from..to` inclusive. */
-  chunks(meta: SnapshotMeta, from: number, to: number): Promise<Chunk[]>;
-  /** The published snapshot's meta when it is in memory; undefined otherwise. */
-  cachedMeta(snapshotId: number): SnapshotMeta | undefined;
-  /** Chunks `from..to` inclusive when all are in memory; undefined otherwise. */
-  cachedChunks(meta: SnapshotMeta, from: number, to: number): Chunk[] | undefined;
-  /**
-   * The gzip segments of chunks `from..to`, by index from `from`; undefined
-   * where a chunk has none. A source without segments (the sandbox) leaves
-   * this out, and its gzip pages are compressed whole.
-   */
-  segments?(meta: SnapshotMeta, from: number, to: number): Promise<(ChunkSegment | undefined)[]>;
-  /** Thin chunks `from..to` inclusive: the same positions as chunks `from..to`, without `data`. */
-  thinChunks(meta: SnapshotMeta, from: number, to: number): Promise<ThinChunk[]>;
-  /** A filter index of the snapshot (`eq:estado`, `q`, `range:fecha`; see store/snapshot-index.ts); null when it has none. */
-  index(meta: SnapshotMeta, name: string): Promise<SnapshotIndex | null>;
-}
+// Defined below the HTTP layer, so the sandbox can implement it (issue 24); kept importable from here.
+export type { ChunkSource } from '../../snapshots/chunk-source.js';
 
 /** Reads a page: the item bytes of positions [start, end). */
 export async function readItems(source: ChunkSource, meta: SnapshotMeta, start: number, end: number): Promise<Buffer[]> {

@@ -172,6 +172,46 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE imports ADD COLUMN file_removed_at INTEGER;
   `,
+  // Snapshot ids are never reused (issue 24): without AUTOINCREMENT SQLite gives the
+  // highest id again once that snapshot is discarded, and a cache keyed by snapshot id could
+  // mix two snapshots. SQLite cannot ALTER a key to AUTOINCREMENT, so the table is rebuilt
+  // with every column and index (no foreign key refers to it or from it), and the sequence
+  // starts past any id an import recorded, so a snapshot discarded before this upgrade is
+  // not reused either.
+  `
+  CREATE TABLE snapshots_autoincrement (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    public_id TEXT NOT NULL UNIQUE,
+    company_id INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    import_id INTEGER,
+    state TEXT NOT NULL CHECK (state IN ('staging', 'staged', 'live', 'superseded')),
+    created_at INTEGER NOT NULL,
+    superseded_at INTEGER,
+    record_count INTEGER NOT NULL DEFAULT 0,
+    chunk_starts BLOB,
+    timeline TEXT,
+    columns TEXT,
+    import_at INTEGER,
+    published_at INTEGER,
+    segments_claimed_at INTEGER,
+    hash_algorithm TEXT NOT NULL DEFAULT 'md5',
+    segments_done_at INTEGER
+  );
+  INSERT INTO snapshots_autoincrement (id, public_id, company_id, kind, import_id, state, created_at, superseded_at,
+      record_count, chunk_starts, timeline, columns, import_at, published_at, segments_claimed_at, hash_algorithm,
+      segments_done_at)
+    SELECT id, public_id, company_id, kind, import_id, state, created_at, superseded_at,
+      record_count, chunk_starts, timeline, columns, import_at, published_at, segments_claimed_at, hash_algorithm,
+      segments_done_at
+    FROM snapshots;
+  DROP TABLE snapshots;
+  ALTER TABLE snapshots_autoincrement RENAME TO snapshots;
+  CREATE INDEX snapshots_by_state ON snapshots(state, superseded_at);
+  DELETE FROM sqlite_sequence WHERE name = 'snapshots';
+  INSERT INTO sqlite_sequence (name, seq)
+    SELECT 'snapshots', max(coalesce((SELECT max(id) FROM snapshots), 0), coalesce((SELECT max(snapshot_id) FROM imports), 0));
+  `,
   // Filters, search and thin pages (issue 17): each snapshot's items without `data`, in
   // chunks holding the same positions as its item chunks, and its filter indexes, one blob
   // each (store/snapshot-index.ts). Tables of their own, so that a thin page never reads
