@@ -25,11 +25,15 @@ interface Scenario {
   /** Also compare with Mirador's own offset-0 page (a page must cost the same at any offset). */
   vsOffset0?: boolean;
   isOffset0?: boolean;
+  /** The reference server of notices rather than customers. */
+  notices?: boolean;
+  /** Mirador's unfiltered page of the same size, measured before: a subset must cost within 25% of it. */
+  baseline?: string;
 }
 
-export async function startReference(db: BenchDatabase, env: Record<string, string>): Promise<Server> {
+export async function startReference(db: BenchDatabase, env: Record<string, string>, kind = 'clientes'): Promise<Server> {
   const port = await freePort();
-  const args = [join(DIST, 'bench', 'reference-server.js'), '--db', db.url, '--company', COMPANY, '--kind', 'clientes', '--port', String(port)];
+  const args = [join(DIST, 'bench', 'reference-server.js'), '--db', db.url, '--company', COMPANY, '--kind', kind, '--port', String(port)];
   return startServer({ name: 'reference', args, env, port, cpus: SERVER_CPU, readyPath: '/' });
 }
 
@@ -40,6 +44,8 @@ export async function apiBench(ctx: BenchContext, db: BenchDatabase, data: Datas
   const waited = await waitForSegments(db.url);
   process.stderr.write(`gzip segments made by the server in ${(waited / 1000).toFixed(1)} s\n`);
   const reference = await startReference(db, data.env);
+  const filtered = wanted(ctx, 'subset');
+  const noticesReference = filtered ? await startReference(db, data.env, 'avisos-correctivo') : null;
   try {
     const since = await reimportTime(mirador.base, data.key, data.customers);
     const n = data.customers;
@@ -55,6 +61,7 @@ export async function apiBench(ctx: BenchContext, db: BenchDatabase, data: Datas
       { name: 'list limit=100, updated_since (last 1%)', paths: [`/v1/clientes?limit=100&updated_since=${since}`], status: 200, target: 'within 10% of offset 0', vsOffset0: true },
       { name: 'detail, random id', paths: detailPaths, status: 200, target: '≥ 0.50' },
       { name: '304 (If-None-Match), vs reference detail', paths: [fixed], headers: { 'if-none-match': etag }, reference: { paths: detailPaths }, status: 304, target: '≥ 0.60' },
+      ...(filtered ? await subsetScenarios(mirador, data) : []),
     ];
     const section = report.section(
       `Reads, ${db.backend}: Mirador ÷ reference (${n.toLocaleString('en')} customers)`,
@@ -65,7 +72,9 @@ export async function apiBench(ctx: BenchContext, db: BenchDatabase, data: Datas
       ],
     );
     const offset0 = { rps: NaN };
+    const measured = new Map<string, number>();
     for (const s of scenarios.filter((x) => wanted(ctx, x.name))) {
+      const ref = s.notices ? noticesReference! : reference;
       const headers = { authorization: `Bearer ${data.key}`, ...s.headers };
       const refHeaders = { authorization: `Bearer ${data.key}` };
       const refPaths = s.reference?.paths ?? s.paths;
@@ -79,14 +88,16 @@ export async function apiBench(ctx: BenchContext, db: BenchDatabase, data: Datas
         await res.arrayBuffer();
         if (res.status !== s.status) throw new Error(`${s.name}: ${path} answered ${res.status}, not ${s.status}`);
       }
+      // The reference computes a filter's positions on its first request (a scan): done here, before any timing.
+      for (const path of refPaths.slice(0, 20)) await (await fetch(ref.base + path, { headers: { ...refHeaders, 'accept-encoding': 'identity' } })).arrayBuffer();
       // Warm-up: JIT, caches.
       await load(mirador, s.paths, headers, 1);
-      await load(reference, refPaths, refHeaders, 1);
+      await load(ref, refPaths, refHeaders, 1);
       for (let round = 0; round < ctx.rounds; round++) {
         const order = round % 2 === 0 ? ['m', 'r'] : ['r', 'm'];
         for (const who of order) {
           if (who === 'm') m.push(await load(mirador, s.paths, headers, ctx.seconds));
-          else r.push(await load(reference, refPaths, refHeaders, ctx.seconds));
+          else r.push(await load(ref, refPaths, refHeaders, ctx.seconds));
         }
       }
       const bad = [...m, ...r].reduce((a, x) => a + x.bad, 0);
@@ -94,7 +105,11 @@ export async function apiBench(ctx: BenchContext, db: BenchDatabase, data: Datas
       const med = (xs: LoadResult[], k: 'rps' | 'p50Ms' | 'p99Ms') => median(xs.map((x) => x[k]));
       const ratio = med(m, 'rps') / med(r, 'rps');
       if (s.isOffset0) offset0.rps = med(m, 'rps');
-      const vsOffset0 = s.vsOffset0 ? ` (${fmt.ratio(med(m, 'rps') / offset0.rps)} of offset 0)` : '';
+      measured.set(s.name, med(m, 'rps'));
+      const base = s.baseline === undefined ? undefined : measured.get(s.baseline);
+      const vsOffset0 =
+        (s.vsOffset0 ? ` (${fmt.ratio(med(m, 'rps') / offset0.rps)} of offset 0)` : '') +
+        (base === undefined ? '' : ` (${fmt.ratio(med(m, 'rps') / base)} of unfiltered)`);
       report.row(section, [
         s.name,
         fmt.int(med(m, 'rps')),
@@ -113,7 +128,61 @@ export async function apiBench(ctx: BenchContext, db: BenchDatabase, data: Datas
   } finally {
     await mirador.stop();
     await reference.stop();
+    await noticesReference?.stop();
   }
+}
+
+/**
+ * Issue 17's scenarios: filtered and thin pages on the customers and notices
+ * of the dataset, each beside Mirador's unfiltered page of the same size. The
+ * values filtered on are picked from the data: the `estado` nearest 10% of
+ * notices, a customer with a few notices, words of a customer's name.
+ */
+async function subsetScenarios(mirador: Server, data: Dataset): Promise<Scenario[]> {
+  const get = async (path: string) => {
+    const res = await fetch(mirador.base + path, { headers: { authorization: `Bearer ${data.key}` } });
+    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as { total: number; items: Record<string, string | null>[] };
+  };
+  const notices = await get('/v1/avisos-correctivo?limit=1000');
+  const all = notices.total;
+  let estado = '';
+  let best = Infinity;
+  for (const value of new Set(notices.items.map((i) => i.estado).filter((e): e is string => e !== null))) {
+    const { total } = await get(`/v1/avisos-correctivo?limit=1&estado=${encodeURIComponent(value)}`);
+    if (Math.abs(total / all - 0.1) < best) [estado, best] = [value, Math.abs(total / all - 0.1)];
+  }
+  const e = encodeURIComponent(estado);
+  const { total: estadoTotal } = await get(`/v1/avisos-correctivo?limit=1&estado=${e}`);
+  const customer = notices.items[500]!.cliente_id_erp!;
+  const { total: customerTotal } = await get(`/v1/avisos-correctivo?limit=1&cliente_id_erp=${customer}`);
+  const since = notices.items[0]!.actualizado_at!;
+  const name = (await get(`/v1/clientes/${code('C', 1234)}`.replace('/v1/clientes/', '/v1/clientes?limit=1&id_erp='))).items[0]!.nombre!;
+  const words = name.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length >= 3);
+  const q1 = encodeURIComponent(words[0]!.slice(0, 4));
+  const q2 = encodeURIComponent(`${words[0]!.slice(0, 4)} ${(words[1] ?? words[0]!).slice(0, 3)}`);
+  const { total: q1Total } = await get(`/v1/clientes?limit=1&q=${q1}`);
+  const { total: q2Total } = await get(`/v1/clientes?limit=1&q=${q2}`);
+  process.stderr.write(
+    `subsets: estado=${estado} ${estadoTotal} of ${all} notices; cliente_id_erp=${customer} ${customerTotal}; q=${decodeURIComponent(q1)} ${q1Total}, q=${decodeURIComponent(q2)} ${q2Total} customers\n`,
+  );
+  const full = await fetch(`${mirador.base}/v1/clientes?limit=1000`, { headers: { authorization: `Bearer ${data.key}`, 'accept-encoding': 'identity' } });
+  const thin = await fetch(`${mirador.base}/v1/clientes?limit=1000&fields=id_erp,nombre`, { headers: { authorization: `Bearer ${data.key}`, 'accept-encoding': 'identity' } });
+  const [fullBytes, thinBytes] = [(await full.arrayBuffer()).byteLength, (await thin.arrayBuffer()).byteLength];
+  process.stderr.write(`subsets: thin page of 1000 customers ${thinBytes} bytes, full page ${fullBytes} bytes (${(fullBytes / thinBytes).toFixed(1)}× fewer)\n`);
+  const deep = Math.max(0, estadoTotal - 200);
+  return [
+    { name: 'subset: notices unfiltered limit=100', paths: ['/v1/avisos-correctivo?limit=100'], status: 200, target: '—', notices: true },
+    { name: 'subset: notices unfiltered limit=1000', paths: ['/v1/avisos-correctivo?limit=1000'], status: 200, target: '—', notices: true },
+    { name: `subset: estado (${estadoTotal}) limit=100`, paths: [`/v1/avisos-correctivo?limit=100&estado=${e}`], status: 200, target: '≥ 0.35; within 25%', notices: true, baseline: 'subset: notices unfiltered limit=100' },
+    { name: `subset: estado (${estadoTotal}) limit=1000`, paths: [`/v1/avisos-correctivo?limit=1000&estado=${e}`], status: 200, target: '≥ 0.35; within 25%', notices: true, baseline: 'subset: notices unfiltered limit=1000' },
+    { name: `subset: cliente_id_erp (${customerTotal})`, paths: [`/v1/avisos-correctivo?cliente_id_erp=${customer}`], status: 200, target: '≥ 0.35; within 25%', notices: true, baseline: 'subset: notices unfiltered limit=100' },
+    { name: `subset: estado + updated_since limit=100`, paths: [`/v1/avisos-correctivo?limit=100&estado=${e}&updated_since=${since}`], status: 200, target: '≥ 0.35; within 25%', notices: true, baseline: 'subset: notices unfiltered limit=100' },
+    { name: `subset: estado, deep page (offset ${deep})`, paths: [`/v1/avisos-correctivo?limit=100&estado=${e}&offset=${deep}`], status: 200, target: '≥ 0.35; within 25%', notices: true, baseline: 'subset: notices unfiltered limit=100' },
+    { name: `subset: q one word (${q1Total})`, paths: [`/v1/clientes?limit=100&q=${q1}`], status: 200, target: '≥ 0.35; within 25%', baseline: 'list limit=100, offset 0' },
+    { name: `subset: q two words (${q2Total})`, paths: [`/v1/clientes?limit=100&q=${q2}`], status: 200, target: '≥ 0.35; within 25%', baseline: 'list limit=100, offset 0' },
+    { name: `subset: fields=id_erp,nombre limit=1000 (${(fullBytes / thinBytes).toFixed(1)}× fewer bytes)`, paths: ['/v1/clientes?limit=1000&fields=id_erp,nombre'], status: 200, target: '≥ 0.35; ≥ 10× fewer bytes' },
+  ];
 }
 
 /**

@@ -12,7 +12,7 @@ import { freshDatabase, type Backend } from './databases.js';
 import { COMPANY, importFile, type ImportRun } from './dataset.js';
 import { mirador, miradorEnv, run } from './processes.js';
 import { fmt, median } from './report.js';
-import { decodeWindows1252 } from '../src/imports/decode-text.js';
+import { decodeWindows1252 } from '../src/imports/windows-1252.js';
 
 const SQLITE3 = '/usr/bin/sqlite3';
 
@@ -25,7 +25,7 @@ interface Timed {
 /** The same text in UTF-8, for sqlite3 (which does not decode Windows-1252). */
 function utf8Copy(file: string): string {
   const out = file.replace(/\.csv$/, '.utf8.csv');
-  if (!existsSync(out)) writeFileSync(out, decodeWindows1252(readFileSync(file)), 'utf8');
+  if (!existsSync(out)) writeFileSync(out, decodeWindows1252(readFileSync(file)).text, 'utf8');
   return out;
 }
 

@@ -11,6 +11,12 @@
  *
  * The items are read once, at start, from the snapshot Mirador serves, so the
  * bytes are the same by construction. Prints "ready" on stdout when listening.
+ *
+ * Filtered lists (issue 17): the positions a query matches are computed once,
+ * on its first request (a scan, parsing each item), and kept, so that every
+ * later page is the envelope plus a `subarray` per item: the same filtered
+ * pages, precomputed as positions over its one Buffer. `fields=` pages read a
+ * second Buffer of items rendered with only those keys, made once per `fields`.
  */
 import { createServer, type ServerResponse } from 'node:http';
 import { parseArgs, promisify } from 'node:util';
@@ -19,6 +25,7 @@ import { parseCredential, secretMatches } from '../src/domain/api-keys.js';
 import { isKind, type Kind } from '../src/domain/kinds.js';
 import { openStore } from '../src/store/open-store.js';
 import { firstPositionSince } from '../src/http/api/snapshot-reader.js';
+import { foldedWords, foldText, queryWords } from '../src/domain/search-words.js';
 
 const gzipAsync = promisify(gzip);
 
@@ -108,10 +115,105 @@ function fail(res: ServerResponse, status: number) {
   res.end(`{"ok":false,"error":"${status}"}`);
 }
 
+type Parsed = Record<string, unknown> & { id_erp: string; actualizado_at: string };
+const parseItem = (i: number) => JSON.parse(items.toString('utf8', offsets[i]!, offsets[i + 1]! - 1)) as Parsed;
+const LIST_PARAMS = new Set(['limit', 'offset', 'updated_since', 'fields']);
+
+/** A query's matches, by its filters (the query without paging and fields). */
+const matchCache = new Map<string, Uint32Array>();
+function matches(params: URLSearchParams): Uint32Array | null {
+  const filters = [...params.entries()].filter(([k]) => !LIST_PARAMS.has(k)).sort();
+  if (filters.length === 0) return null;
+  const key = JSON.stringify(filters);
+  let hit = matchCache.get(key);
+  if (!hit) {
+    const byField = new Map<string, string[]>();
+    for (const [k, v] of filters) byField.set(k, [...(byField.get(k) ?? []), v]);
+    const out: number[] = [];
+    for (let i = 0; i < meta!.count; i++) {
+      const item = parseItem(i);
+      let ok = true;
+      for (const [field, values] of byField) {
+        if (field === 'q') {
+          const terms = [...foldedWords(String(item.nombre ?? '')), ...['id_erp', 'codigo', 'cif'].filter((f) => typeof item[f] === 'string').map((f) => foldText(item[f] as string))];
+          ok = queryWords(values[0]!).every((w) => terms.some((t) => t.startsWith(w)));
+        } else ok = values.some((v) => (v === '' ? item[field] === null : item[field] === v));
+        if (!ok) break;
+      }
+      if (ok) out.push(i);
+    }
+    hit = Uint32Array.from(out);
+    matchCache.set(key, hit);
+  }
+  return hit;
+}
+
+/** Items with only some keys, in one Buffer, made once per `fields`. */
+const thinCache = new Map<string, { bytes: Buffer; offsets: Float64Array }>();
+function thinItems(fields: string): { bytes: Buffer; offsets: Float64Array } {
+  let hit = thinCache.get(fields);
+  if (!hit) {
+    const keep = new Set([...fields.split(','), 'id_erp', 'actualizado_at']);
+    const parts: Buffer[] = [];
+    const at = new Float64Array(meta!.count + 1);
+    let length = 0;
+    for (let i = 0; i < meta!.count; i++) {
+      const item = parseItem(i);
+      const b = Buffer.from(`${JSON.stringify(Object.fromEntries(Object.entries(item).filter(([k]) => keep.has(k))))},`);
+      at[i] = length;
+      length += b.length;
+      parts.push(b);
+    }
+    at[meta!.count] = length;
+    hit = { bytes: Buffer.concat(parts), offsets: at };
+    thinCache.set(fields, hit);
+  }
+  return hit;
+}
+
+const COMMA = Buffer.from(',');
+
 const server = createServer((req, res) => {
   if (!keyOk(req.headers.authorization)) return fail(res, 401);
   const url = new URL(req.url ?? '/', 'http://x');
   const gzipIt = /\bgzip\b/.test(req.headers['accept-encoding'] ?? '');
+  const matched = url.pathname === LIST_PATH ? matches(url.searchParams) : null;
+  const fields = url.searchParams.get('fields');
+  if (url.pathname === LIST_PATH && (matched || fields)) {
+    const limit = Number(url.searchParams.get('limit') ?? 100);
+    const offset = Number(url.searchParams.get('offset') ?? 0);
+    const sinceText = url.searchParams.get('updated_since');
+    const first = sinceText === null ? 0 : firstPositionSince(meta!, Date.parse(sinceText));
+    const source = fields ? thinItems(fields) : { bytes: items, offsets };
+    const body: Buffer[] = [];
+    let total: number;
+    let returned: number;
+    if (matched) {
+      let k0 = 0;
+      while (k0 < matched.length && matched[k0]! < first) k0++;
+      total = matched.length - k0;
+      const from = Math.min(k0 + offset, matched.length);
+      const to = Math.min(from + limit, matched.length);
+      returned = to - from;
+      for (let k = from; k < to; k++) {
+        const p = matched[k]!;
+        if (k > from) body.push(COMMA);
+        body.push(source.bytes.subarray(source.offsets[p]!, source.offsets[p + 1]! - 1));
+      }
+    } else {
+      total = meta!.count - first;
+      const start = Math.min(first + offset, meta!.count);
+      const end = Math.min(start + limit, meta!.count);
+      returned = end - start;
+      if (start < end) body.push(source.bytes.subarray(source.offsets[start]!, source.offsets[end]! - 1));
+    }
+    const next = offset + returned;
+    const head = Buffer.from(
+      `{"ok":true,"total":${total},"limit":${limit},"offset":${offset},"has_more":${next < total},"next_offset":${next},"items":[`,
+    );
+    void send(res, `"${meta!.publicId}.${limit}.${offset}.${url.search.length}"`, gzipIt, [head, ...body, ITEMS_CLOSE]);
+    return;
+  }
   if (url.pathname === LIST_PATH) {
     const limit = Number(url.searchParams.get('limit') ?? 100);
     const offset = Number(url.searchParams.get('offset') ?? 0);

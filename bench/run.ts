@@ -7,9 +7,12 @@
  *   npm run bench -- api               reads: Mirador ÷ reference server, full downloads
  *   npm run bench -- import            mirador import beside sqlite3 .import
  *   npm run bench -- workers           serve --workers 2 vs 1
+ *   npm run bench -- gzip-import       mirador import of a .csv.gz vs the plain file
  *   npm run bench -- import-latency    list p99 during a 500,000-row import vs none
  *   npm run bench -- memory            peak RSS importing a 1 GiB file
  *   npm run bench -- soak              10 minutes of mixed load while imports land (--minutes N)
+ *   npm run bench -- soak-cluster      the same on 3 instances behind HAProxy on PostgreSQL, 100 companies (--minutes N)
+ *   npm run bench -- storage           database size over 30 nightly re-imports (--nights N --changes N --retention-days D)
  *   npm run bench -- offset-latency    median latency of limit=100 at offset 0 and at the end (issue 2)
  *   npm run bench -- webhooks          events delivered per second, import end → delivery delay (issue 19)
  *   npm run bench -- quick             api, import and workers on 10,000 customers, short rounds
@@ -27,12 +30,15 @@ import { apiBench } from './api-bench.js';
 import { OUT_DIR, type BenchContext } from './bench-context.js';
 import { freshDatabase, postgresAvailable, type Backend, type BenchDatabase } from './databases.js';
 import { loadDataset, type Dataset } from './dataset.js';
+import { gzipImportBench } from './gzip-import-bench.js';
 import { importBench } from './import-bench.js';
 import { importLatencyBench } from './import-latency-bench.js';
 import { loadTool } from './load.js';
 import { DIST, run } from './processes.js';
 import { memoryBench } from './memory-bench.js';
 import { soak } from './soak.js';
+import { soakCluster } from './soak-cluster.js';
+import { storageBench } from './storage-bench.js';
 import { Report } from './report.js';
 import { workersBench } from './workers-bench.js';
 import { webhooksBench } from './webhooks-bench.js';
@@ -80,10 +86,14 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   api: { describe: 'reads: Mirador ÷ reference server, full downloads', run: perBackend(apiBench) },
   import: { describe: 'mirador import beside sqlite3 .import', run: (ctx) => importBench(ctx) },
   workers: { describe: 'serve --workers 2 vs 1', run: perBackend(workersBench) },
+  'gzip-import': { describe: 'mirador import of the customers file as .csv.gz vs plain', run: (ctx) => gzipImportBench(ctx) },
   'import-latency': { describe: 'list p99 during a 500,000-row import vs none', run: (ctx) => importLatencyBench(ctx) },
   memory: { describe: 'peak RSS importing a 1 GiB file', run: (ctx) => memoryBench(ctx) },
   // Not in "all": it runs for 10 minutes on its own.
   soak: { describe: 'mixed load for 10 minutes while imports land (--minutes N)', run: () => soak() },
+  'soak-cluster': { describe: 'the soak on 3 instances behind HAProxy, PostgreSQL, 100 companies (--minutes N)', run: () => soakCluster() },
+  // Not in "all": 30 imports of the full file take a while.
+  storage: { describe: 'database size over nightly re-imports (--nights N)', run: (ctx) => storageBench(ctx) },
   'offset-latency': { describe: 'median latency of a page at offset 0 and at the end (issue 2)', run: (ctx) => offsetLatency(ctx) },
   webhooks: { describe: 'events delivered per second; import end → delivery delay (issue 19)', run: (ctx) => webhooksBench(ctx) },
 };
@@ -115,9 +125,14 @@ async function main() {
       minutes: { type: 'string' },
       concurrency: { type: 'string' },
       records: { type: 'string' },
+      companies: { type: 'string' },
       'cache-mb': { type: 'string' },
       'sample-seconds': { type: 'string' },
       'import-seconds': { type: 'string' },
+      // The storage benchmark's (read by storage-bench.ts).
+      nights: { type: 'string' },
+      changes: { type: 'string' },
+      'retention-days': { type: 'string' },
     },
   });
   const name = positionals[0] ?? 'all';

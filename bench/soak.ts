@@ -2,8 +2,9 @@
  * Issue 8, point 7: a soak. `mirador serve` (SQLite) under mixed load for a
  * while — lists, details, 304s, bad keys, the sandbox — while imports keep
  * landing through the upload-token API. Reports requests served, statuses,
- * errors other than 429 (must be 0), p50/p99, and the server's RSS after
- * warm-up and at the end (growth must stay under 10%).
+ * errors other than 429 (must be 0), p50/p99, and the server's RSS: the
+ * median of the last third of its samples after the warm-up against the
+ * median of the first third must grow less than 10% (rss-verdict.ts).
  *
  * RSS alone cannot tell a leak from a cache filling or from the allocator
  * keeping freed memory, so the server's memory is sampled all along and
@@ -21,15 +22,16 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { generateCredential } from '../src/domain/api-keys.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { rssVerdict } from './rss-verdict.js';
 
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 
-function arg(name: string, fallback: number): number {
+export function arg(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);
   return at > 0 ? Number(process.argv[at + 1]) : fallback;
 }
 
-function customersCsv(n: number, version: number): Buffer {
+export function customersCsv(n: number, version: number): Buffer {
   const header = ['CODIGO', '01_NOMBRE_COMERCIAL', '06_CIF', 'EMAIL', 'TELEFONO', '07_DOMICILIO', ...Array.from({ length: 40 }, (_, i) => `CAMPO_${i}`)];
   const lines = [header.join(';')];
   for (let i = 0; i < n; i++) {
@@ -42,7 +44,7 @@ function customersCsv(n: number, version: number): Buffer {
   return Buffer.from(lines.join('\r\n') + '\r\n', 'latin1');
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const probe = createServer().listen(0, '127.0.0.1', () => {
       const { port } = probe.address() as { port: number };
@@ -51,7 +53,7 @@ function freePort(): Promise<number> {
   });
 }
 
-async function waitReady(url: string): Promise<void> {
+export async function waitReady(url: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
     const ok = await new Promise<boolean>((resolve) => {
       request(url, (res) => {
@@ -65,13 +67,13 @@ async function waitReady(url: string): Promise<void> {
   throw new Error(`${url} never answered`);
 }
 
-function rssKb(pid: number): number {
+export function rssKb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) : NaN;
 }
 
 /** The server's memory at one moment, in bytes. */
-interface MemorySample {
+export interface MemorySample {
   /** Seconds since the load started. */
   at: number;
   rss: number;
@@ -123,7 +125,7 @@ function childrenRssBytes(pid: number): number {
   return sum;
 }
 
-async function sampleMemory(base: string, pid: number, at: number): Promise<MemorySample> {
+export async function sampleMemory(base: string, pid: number, at: number): Promise<MemorySample> {
   const metrics = await get(`${base}/metrics`);
   const metric = (name: string) => Number(new RegExp(`^mirador_${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -140,7 +142,7 @@ async function sampleMemory(base: string, pid: number, at: number): Promise<Memo
   };
 }
 
-function memoryTable(samples: readonly MemorySample[], warmedAt: number): string[] {
+export function memoryTable(samples: readonly MemorySample[], warmedAt: number): string[] {
   const mb = (b: number) => (b / 1024 / 1024).toFixed(1).padStart(9);
   const clock = (s: number) => `${Math.floor(s / 60)}:${String(Math.round(s % 60)).padStart(2, '0')}`.padStart(6);
   const lines = [
@@ -229,7 +231,6 @@ export async function soak(): Promise<void> {
   const startedAt = Date.now();
   const until = startedAt + minutes * 60_000;
   const warmUntil = startedAt + Math.min(90_000, (minutes * 60_000) / 6);
-  let rssStart = NaN;
   let imports = 0;
   const importer = (async () => {
     for (let version = 1; importSeconds > 0 && Date.now() < until; version++) {
@@ -249,7 +250,6 @@ export async function soak(): Promise<void> {
   const workers = Array.from({ length: concurrency }, async () => {
     while (Date.now() < until) {
       await one();
-      if (Number.isNaN(rssStart) && Date.now() > warmUntil) rssStart = rssKb(serverPid);
     }
   });
   const samples: MemorySample[] = [];
@@ -265,7 +265,6 @@ export async function soak(): Promise<void> {
   await importer;
   clearInterval(sampler);
   await sample();
-  const rssEnd = rssKb(serverPid);
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));
   rmSync(dir, { recursive: true, force: true });
@@ -273,13 +272,14 @@ export async function soak(): Promise<void> {
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]!.toFixed(2);
   const unexpected = [...statuses].filter(([s]) => ![200, 304, 400, 401, 404, 429].includes(s)).reduce((n, [, c]) => n + c, 0);
-  const growth = ((rssEnd - rssStart) / rssStart) * 100;
+  const verdict = rssVerdict(samples.filter((s) => s.at * 1000 >= warmUntil - startedAt).map((s) => s.rss));
+  const growth = verdict.growthPct;
   console.log(`soak: ${minutes} min, ${concurrency} concurrent, ${records} customers, ${imports} imports during the run, CHUNK_CACHE_MB=${cacheMb}`);
   console.log(`  requests served   ${served}`);
   console.log(`  statuses          ${[...statuses].sort().map(([s, c]) => `${s}: ${c}`).join(', ')}`);
   console.log(`  errors (not 429)  ${unexpected}  (4xx above are the deliberate bad keys and parameters)`);
   console.log(`  latency           p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms`);
-  console.log(`  server RSS        ${(rssStart / 1024).toFixed(1)} MB after warm-up → ${(rssEnd / 1024).toFixed(1)} MB at the end (${growth >= 0 ? '+' : ''}${growth.toFixed(1)}%)`);
+  console.log(`  server RSS        median of the first third ${(verdict.first / 1024 / 1024).toFixed(1)} MB → of the last third ${(verdict.last / 1024 / 1024).toFixed(1)} MB (${growth >= 0 ? '+' : ''}${growth.toFixed(1)}%; ${verdict.samples} samples after the warm-up)`);
   for (const line of memoryTable(samples, (warmUntil - startedAt) / 1000)) console.log(line);
   if (unexpected > 0 || growth >= 10) process.exitCode = 1;
 }

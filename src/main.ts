@@ -28,7 +28,7 @@ async function main(argv: string[]): Promise<number> {
     config,
     openStore: async (options) => {
       const store = await openStore(config.databaseUrl, options);
-      await store.migrate();
+      if (options?.migrate !== false) await store.migrate();
       return store;
     },
     out,

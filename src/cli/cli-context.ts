@@ -1,11 +1,13 @@
 /** What every command receives, and how commands print and fail. */
+import { userInfo } from 'node:os';
 import type { Config } from '../config.js';
+import { cliActor, type AuditActor } from '../domain/audit.js';
 import type { Store, StoreOptions } from '../store/store.js';
 
 export interface CliContext {
   config: Config;
-  /** Opens the store and brings its schema up to date. */
-  openStore(options?: StoreOptions): Promise<Store>;
+  /** Opens the store and brings its schema up to date (unless `migrate: false`). */
+  openStore(options?: StoreOptions & { migrate?: boolean }): Promise<Store>;
   out: (text: string) => void;
   err: (text: string) => void;
 }
@@ -48,3 +50,14 @@ export function table(rows: string[][]): string {
 }
 
 export const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** Who runs this command, for the audit trail: `cli:<OS user>`. */
+export function cliWho(): AuditActor {
+  let name = '';
+  try {
+    name = userInfo().username;
+  } catch {
+    // A user id without a passwd entry (some containers): the trail says "cli:unknown".
+  }
+  return cliActor(name);
+}

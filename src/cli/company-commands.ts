@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { ConflictError } from '../store/store.js';
-import { readGuard, writeGuard } from '../imports/deletion-guard.js';
-import { CliError, emit, iso, requireCompany, SLUG, table, withStore, type CliContext, type JsonOption } from './cli-context.js';
+import { guardJson, readGuard, writeGuard } from '../imports/deletion-guard.js';
+import { auditEvent } from '../domain/audit.js';
+import { CliError, cliWho, emit, iso, requireCompany, SLUG, table, withStore, type CliContext, type JsonOption } from './cli-context.js';
 
 export function registerCompanyCommands(program: Command, ctx: CliContext) {
   const company = program.command('company').description('manage companies');
@@ -59,7 +60,8 @@ export function registerCompanyCommands(program: Command, ctx: CliContext) {
       if (opts.on && opts.off) throw new CliError('Give --on or --off, not both.');
       await withStore(ctx, async (store) => {
         const company = await requireCompany(store, slug);
-        const guard = { ...(await readGuard(store, company.id)) };
+        const before = await readGuard(store, company.id);
+        const guard = { ...before };
         const changed = opts.on || opts.off || opts.minRecords !== undefined || opts.maxFraction !== undefined;
         if (opts.on) guard.enabled = true;
         if (opts.off) guard.enabled = false;
@@ -73,8 +75,11 @@ export function registerCompanyCommands(program: Command, ctx: CliContext) {
           if (!(f >= 0 && f <= 1)) throw new CliError('--max-fraction must be a number from 0 to 1.');
           guard.maxFraction = f;
         }
-        if (changed) await writeGuard(store, company.id, guard);
-        emit(ctx, opts, { enabled: guard.enabled, min_records: guard.minRecords, max_fraction: guard.maxFraction }, () =>
+        if (changed) {
+          const audit = auditEvent(cliWho(), company.id, 'guard.change', { before: guardJson(before), after: guardJson(guard) });
+          await writeGuard(store, company.id, guard, audit);
+        }
+        emit(ctx, opts, guardJson(guard), () =>
           guard.enabled
             ? `Mass-deletion guard for ${company.slug}: on — imports removing more than ${guard.minRecords} records and more than ${guard.maxFraction * 100}% of a kind wait for confirmation.`
             : `Mass-deletion guard for ${company.slug}: off.`,

@@ -1,4 +1,4 @@
-import { createReadStream, statSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { SingleBar } from 'cli-progress';
@@ -8,10 +8,15 @@ import type { PreparedImport } from '../imports/apply-import.js';
 import { discard, queueLocalFile } from '../imports/prepared-import.js';
 import { confirmHeldImport, HeldImportError, rejectHeldImport } from '../imports/held-imports.js';
 import type { ImportReport } from '../imports/import-report.js';
+import { listNames, quoteName } from '../imports/import-error.js';
+import { announcedSize, CorruptUploadError, isGzipName, plainUpload } from '../imports/compressed-upload.js';
 import { UploadTooLargeError, type ImportJob, type Store } from '../store/store.js';
-import { CliError, emit, iso, requireCompany, table, withStore, type CliContext, type JsonOption } from './cli-context.js';
+import { uploadAudit } from '../domain/audit.js';
+import { CliError, cliWho, emit, iso, requireCompany, table, withStore, type CliContext, type JsonOption } from './cli-context.js';
 
 const FINAL = new Set(['succeeded', 'failed', 'awaiting_confirmation', 'rejected']);
+/** `mirador import`'s exit code when the import is held for confirmation (contract §3). */
+export const EXIT_HELD = 3;
 
 export function requireKind(kind: string): Kind {
   if (!isKind(kind)) throw new CliError(`"${kind}" is not a kind: use one of ${KINDS.join(', ')}.`);
@@ -24,7 +29,7 @@ export function registerImportCommands(program: Command, ctx: CliContext) {
     .description('queue a CSV export for import, wait for it with a progress bar and print the report')
     .argument('<slug>', 'company')
     .argument('<kind>', KINDS.join(' | '))
-    .argument('<file>', 'the CSV file')
+    .argument('<file>', 'the CSV file, or a gzip-compressed one (file.csv.gz)')
     .option('--no-wait', 'return as soon as the file is queued')
     .option('--json', 'print the report (or, with --no-wait, the queued import) as JSON')
     .action(async (slug: string, kindArg: string, file: string, opts: JsonOption & { wait: boolean }) => {
@@ -37,9 +42,13 @@ export function registerImportCommands(program: Command, ctx: CliContext) {
       } catch {
         throw new CliError(`Cannot read the file "${file}".`);
       }
-      if (size > ctx.config.maxUploadBytes) {
+      const gzipped = isGzipName(file);
+      // A compressed file is bounded by its decompressed size, which the store counts as it stores it.
+      if (gzipped) size = gzipTotal(file, size);
+      else if (size > ctx.config.maxUploadBytes) {
         throw new CliError(`"${file}" is ${size} bytes, over MAX_UPLOAD_BYTES (${ctx.config.maxUploadBytes}).`);
       }
+      const open = () => plainUpload(createReadStream(file, { highWaterMark: READ_BYTES }), gzipped);
       await withStore(ctx, async (store) => {
         const company = await requireCompany(store, slug);
         const progress = opts.wait ? new Progress(size) : null;
@@ -48,13 +57,24 @@ export function registerImportCommands(program: Command, ctx: CliContext) {
           // Waiting, the command prepares the import while it stores the file (where the store can).
           queued = await queueLocalFile(
             store,
-            { companyId: company.id, kind, filename: basename(file), source: 'cli', sizeBytes: size, open: () => createReadStream(file, { highWaterMark: READ_BYTES }) },
+            {
+              companyId: company.id,
+              kind,
+              filename: basename(file),
+              source: 'cli',
+              sizeBytes: size,
+              open,
+              audit: uploadAudit(cliWho(), company.id, kind, basename(file), 'cli'),
+            },
             ctx.config.maxUploadBytes,
             { prepare: opts.wait, apply: { onProgress: (rows, bytes) => progress?.reading(rows, bytes) } },
           );
         } catch (err) {
           progress?.stop();
-          if (err instanceof UploadTooLargeError) throw new CliError(err.message);
+          if (err instanceof UploadTooLargeError) {
+            throw new CliError(`"${file}" is over MAX_UPLOAD_BYTES (${ctx.config.maxUploadBytes} bytes${gzipped ? ', decompressed' : ''}): nothing was stored.`);
+          }
+          if (err instanceof CorruptUploadError) throw new CliError(`"${file}": ${err.message}`);
           throw err;
         }
         const { job } = queued;
@@ -65,8 +85,12 @@ export function registerImportCommands(program: Command, ctx: CliContext) {
         const done = await waitForImport(ctx, store, job, progress!, queued.prepared);
         const report = done.report as ImportReport | null;
         if (opts.json) ctx.out(JSON.stringify(report ?? importJson(done), null, 2));
-        else ctx.out(describeReport(done, report));
-        if (done.status !== 'succeeded' && done.status !== 'awaiting_confirmation') {
+        else ctx.out(describeReport(company.slug, done, report));
+        if (done.status === 'awaiting_confirmation') {
+          // Not applied: an unattended script must not take it for success (contract §3).
+          if (!opts.json) ctx.err(`mirador: import ${done.id} of ${kind} for ${company.slug} is held for confirmation; the previous data keeps serving.`);
+          process.exitCode = EXIT_HELD;
+        } else if (done.status !== 'succeeded') {
           if (!opts.json) ctx.err(`mirador: import ${done.id} ${done.status}: ${done.error ?? ''}`.trimEnd());
           process.exitCode = 1;
         }
@@ -75,7 +99,7 @@ export function registerImportCommands(program: Command, ctx: CliContext) {
 
   program
     .command('imports')
-    .description("a company's import history, newest first; or confirm/reject an import held by the mass-deletion guard")
+    .description("a company's import history, newest first; or confirm/reject an import held for confirmation by a guard (mass deletion, column drift)")
     .argument('<slug>', 'company')
     .argument('[action]', 'confirm | reject')
     .argument('[id]', 'the held import')
@@ -111,8 +135,8 @@ async function decideHeld(ctx: CliContext, slug: string, action: string, idArg: 
     try {
       const report =
         action === 'confirm'
-          ? await confirmHeldImport(store, company.id, id, ctx.config.tombstoneRetentionMs)
-          : await rejectHeldImport(store, company.id, id);
+          ? await confirmHeldImport(store, company.id, id, ctx.config.tombstoneRetentionMs, cliWho())
+          : await rejectHeldImport(store, company.id, id, cliWho());
       emit(ctx, opts, report, () =>
         action === 'confirm'
           ? `Import ${id} confirmed: ${report.deleted} records removed, the new data is live.`
@@ -151,6 +175,22 @@ export function importJson(j: ImportJob) {
 const READ_BYTES = 1024 * 1024;
 
 /**
+ * The decompressed size a `.gz` file announces (its gzip trailer), for the progress bar and the
+ * choice of a parsing thread; the compressed size when it announces nothing usable.
+ */
+function gzipTotal(file: string, compressedSize: number): number {
+  if (compressedSize < 18) return compressedSize;
+  const fd = openSync(file, 'r');
+  try {
+    const trailer = Buffer.alloc(4);
+    readSync(fd, trailer, 0, 4, compressedSize - 4);
+    return Math.max(announcedSize(trailer) ?? 0, compressedSize);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
  * Waits for an import to end, applying queued imports in this process while
  * it waits (a running server may take it first; then this only watches).
  */
@@ -164,6 +204,8 @@ async function waitForImport(
   const worker = new ImportWorker(store, {
     snapshotRetentionMs: ctx.config.snapshotRetentionMs,
     tombstoneRetentionMs: ctx.config.tombstoneRetentionMs,
+    auditRetentionMs: ctx.config.auditRetentionMs,
+    uploadRetentionMs: ctx.config.uploadRetentionMs,
     // No gzip segments here: the command ends at publication, and a serving process's import
     // worker makes them (ImportWorker's makeSegments).
   });
@@ -245,23 +287,64 @@ class Progress {
   }
 }
 
-function describeReport(job: ImportJob, report: ImportReport | null): string {
+function describeReport(slug: string, job: ImportJob, report: ImportReport | null): string {
   if (!report) return `Import ${job.id}: ${job.status}${job.error ? ` — ${job.error}` : ''}`;
+  // What was found of the file's shape: nothing of it when the header could not be read.
+  const shape = [
+    report.columns > 0 ? `${report.columns} columns` : null,
+    report.encoding,
+    report.delimiter === null ? null : `delimiter ${report.delimiter === '\t' ? 'tab' : JSON.stringify(report.delimiter)}`,
+    `${report.duration_ms} ms`,
+  ];
   const lines = [
     `Import ${report.import_id} of ${report.kind} (${report.filename}): ${report.status}`,
     `  rows read ${report.rows_read}, inserted ${report.inserted}, updated ${report.updated}, unchanged ${report.unchanged}, deleted ${report.deleted}`,
-    `  ${report.columns} columns, ${report.encoding ?? '?'}, delimiter ${JSON.stringify(report.delimiter)}, ${report.duration_ms} ms`,
+    `  ${shape.filter((part) => part !== null).join(', ')}`,
   ];
+  const fields = Object.entries(report.mapping);
+  if (fields.length > 0) {
+    lines.push('  mapping (field <- column):');
+    const width = Math.max(...fields.map(([field]) => field.length));
+    for (const [field, column] of fields) lines.push(`    ${field.padEnd(width)} <- ${column === null ? '(no column)' : JSON.stringify(column)}`);
+  }
   if (report.warnings.count > 0) {
     lines.push(`  ${report.warnings.count} warnings:`);
-    for (const w of report.warnings.items.slice(0, 20)) lines.push(`    line ${w.line}: ${w.message}`);
+    // Each message names its line already.
+    for (const w of report.warnings.items.slice(0, 20)) lines.push(`    ${w.message}`);
+    if (report.warnings.count > 20) lines.push(`    … and ${report.warnings.count - 20} more (--json lists the first ${report.warnings.items.length})`);
   }
-  if (report.guard) {
-    lines.push(
-      `  held: it would remove ${report.guard.would_remove} of ${report.guard.of} records (e.g. ${report.deleted_examples.join(', ')}).`,
-      `  Confirm with "mirador imports <slug> confirm ${report.import_id}" or reject with "mirador imports <slug> reject ${report.import_id}".`,
-    );
+  if (report.status === 'awaiting_confirmation') {
+    lines.push('  held for confirmation: the previous data keeps serving until it is decided.');
+    if (report.guard) {
+      const examples = report.deleted_examples.length > 0 ? ` (e.g. ${report.deleted_examples.join(', ')})` : '';
+      lines.push(`  - it would remove ${report.guard.would_remove} of ${report.guard.of} records${examples}.`);
+    }
+    const drift = report.column_drift;
+    if (drift) {
+      lines.push(
+        `  - its header shares ${drift.shared} of its ${drift.columns} column names with the live data's ${drift.live_columns}:`,
+        `    appeared ${namesOrNone(drift.appeared, drift.appeared_count)};`,
+        `    disappeared ${namesOrNone(drift.disappeared, drift.disappeared_count)}.`,
+      );
+    }
+    const other = report.other_kind;
+    if (other) {
+      const fit = (kind: string) => {
+        const fed = other.fits[kind]?.fed ?? 0;
+        return `${kind}: ${fed} ${fed === 1 ? 'field' : 'fields'} fed, ${other.fits[kind]?.unfed ?? 0} unfed`;
+      };
+      lines.push(`  - it looks like an export of ${other.kind}, not ${report.kind} (${fit(other.kind)}; ${fit(report.kind)}).`);
+    }
+    lines.push(`  Confirm with "mirador imports ${slug} confirm ${report.import_id}" or reject with "mirador imports ${slug} reject ${report.import_id}".`);
   }
   if (report.error) lines.push(`  error: ${report.error.message}`);
   return lines.join('\n');
+}
+
+/** `"A", "B" and 3 more` (of `count` names, `names` the first of them), or `none`. */
+function namesOrNone(names: readonly string[], count: number): string {
+  if (count === 0) return 'none';
+  const shown = names.slice(0, 20);
+  const more = count - shown.length;
+  return more > 0 ? `${shown.map(quoteName).join(', ')} and ${more} more` : listNames(shown);
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { KIND_SPECS } from '../domain/kinds.js';
-import { describeDefaults } from '../imports/column-mapping.js';
-import { CliError, emit, requireCompany, table, withStore, type CliContext, type JsonOption } from './cli-context.js';
+import { describeDefaults, mappingAudit } from '../imports/column-mapping.js';
+import { CliError, cliWho, emit, requireCompany, table, withStore, type CliContext, type JsonOption } from './cli-context.js';
 import { requireKind } from './import-commands.js';
 
 export function registerMappingCommands(program: Command, ctx: CliContext) {
@@ -48,11 +48,12 @@ export function registerMappingCommands(program: Command, ctx: CliContext) {
       await withStore(ctx, async (store) => {
         const company = await requireCompany(store, slug);
         const override = await store.getMapping(company.id, kind);
+        const before = { ...override };
         for (const [field, column] of changes) {
           if (column === '') delete override[field];
           else override[field] = column;
         }
-        await store.setMapping(company.id, kind, override);
+        await store.setMapping(company.id, kind, override, mappingAudit(cliWho(), company.id, kind, before, override));
         emit(ctx, opts, { kind, override }, () => `Mapping of ${kind} for ${company.slug} saved; it applies from the next import.`);
       });
     });

@@ -1,6 +1,8 @@
 /** The `mirador` command line (contract §3): one file per command group. */
 import { Command, CommanderError } from 'commander';
+import { registerAuditCommands } from './audit-commands.js';
 import type { CliContext } from './cli-context.js';
+import { registerBackupCommands } from './backup-commands.js';
 import { registerCompanyCommands } from './company-commands.js';
 import { registerImportCommands } from './import-commands.js';
 import { registerKeyCommands } from './key-commands.js';
@@ -24,6 +26,8 @@ export function buildProgram(ctx: CliContext): Command {
   registerMappingCommands(program, ctx);
   registerPullCommand(program, ctx);
   registerWebhookCommands(program, ctx);
+  registerAuditCommands(program, ctx);
+  registerBackupCommands(program, ctx);
   // Subcommands inherit the error handling and output of the program.
   for (const cmd of allCommands(program)) {
     cmd.exitOverride().configureOutput({ writeOut: (s) => ctx.out(s.trimEnd()), writeErr: (s) => ctx.err(s.trimEnd()) });

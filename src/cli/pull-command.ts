@@ -16,7 +16,7 @@ import { KINDS, type Kind } from '../domain/kinds.js';
 import { parseTimestamp } from '../http/api/list-query.js';
 import { CliError, type CliContext } from './cli-context.js';
 import { requireKind } from './import-commands.js';
-import { writeCsv, writeJson, writeNdjson, type Destination, type Spool } from './pull-output.js';
+import { writeCsv, writeJson, writeNdjson, type CsvDialect, type Destination, type Spool } from './pull-output.js';
 import { checkStateMatches, nextUpdatedSince, readState, writeState, type PullFormat, type PullState } from './pull-state.js';
 
 interface PullOptions {
@@ -26,9 +26,12 @@ interface PullOptions {
   since?: string;
   state?: string;
   format?: PullFormat;
+  csvDialect?: CsvDialect;
   output?: string;
   pageSize: string;
   json?: boolean;
+  where: string[];
+  fields?: string;
 }
 
 export function registerPullCommand(program: Command, ctx: CliContext) {
@@ -36,14 +39,24 @@ export function registerPullCommand(program: Command, ctx: CliContext) {
     .command('pull')
     .description('download a kind from a Mirador server into NDJSON, CSV or JSON; with --state, only what changed since the last run')
     .argument('<kind>', KINDS.join(' | '))
-    .option('--base-url <url>', 'where Mirador runs (default: PUBLIC_BASE_URL)')
+    .option('--base-url <url>', 'where Mirador runs (default: PUBLIC_BASE_URL, else http://localhost:PORT)')
     .addOption(new Option('--key <key>', 'API key').env('MIRADOR_API_KEY'))
     .option('--sandbox', 'read the sandbox (fictitious data, no key)')
     .option('--since <timestamp>', 'only records changed at or after this ISO 8601 date or time')
     .option('--state <file>', 'sync point: the next run fetches only what changed, and merges it into the output')
     .addOption(new Option('--format <format>', 'output format (default: ndjson, or the state file’s)').choices(['ndjson', 'csv', 'json']))
+    .addOption(
+      new Option('--csv-dialect <dialect>', 'with --format csv: rfc4180 (comma; the default, or the state file’s) or excel-es (UTF-8 BOM, ";", decimal comma)').choices(['rfc4180', 'excel-es']),
+    )
     .option('-o, --output <file>', 'write here (default: stdout; with --state: the state file’s)')
     .option('--page-size <n>', 'records per request, 1 to 1000', '1000')
+    .option(
+      '--where <field=value>',
+      'only records whose field equals the value (repeat a field for any of several values; also q=, fecha_desde=, precio_min=…)',
+      (value: string, previous: string[]) => [...previous, value],
+      [],
+    )
+    .option('--fields <list>', 'only these keys of each record, comma-separated (id_erp and actualizado_at always; data for the whole row)')
     .option('--json', 'print a summary as JSON on stdout (needs -o)')
     .action(async (kindArg: string, opts: PullOptions, command: Command) => {
       // A key from MIRADOR_API_KEY does not conflict with --sandbox; one typed on the command line does.
@@ -67,16 +80,22 @@ async function pull(ctx: CliContext, kind: Kind, opts: PullOptions, keyFromCli: 
   const stateFile = opts.state === undefined ? null : resolve(opts.state);
   const state = stateFile === null ? null : readState(stateFile);
   const format: PullFormat = opts.format ?? state?.format ?? 'ndjson';
+  if (opts.csvDialect !== undefined && format !== 'csv') throw new CliError(`--csv-dialect is for --format csv, not ${format}.`);
+  const csvDialect: CsvDialect | undefined = format === 'csv' ? (opts.csvDialect ?? state?.csv_dialect ?? 'rfc4180') : undefined;
   const output = opts.output !== undefined ? resolve(opts.output) : (state?.output ?? null);
   if (opts.json && output === null) throw new CliError('--json prints a summary on stdout, so the records need -o FILE.');
   if (stateFile !== null && format !== 'ndjson' && output === null) {
     throw new CliError(`--state with --format ${format} needs -o FILE: the file it keeps up to date.`);
   }
   if (stateFile !== null && state !== null) {
-    checkStateMatches(stateFile, state, { kind, base_url: baseUrl, sandbox, format, output });
+    checkStateMatches(stateFile, state, { kind, base_url: baseUrl, sandbox, format, csv_dialect: csvDialect, output });
     if (output !== null && !(await exists(output))) {
       throw new CliError(`${output} is missing, but "${stateFile}" says it holds the records up to ${state.max_actualizado_at}. Delete the state file to pull everything again.`);
     }
+  }
+  const subset = subsetParams(opts.where, opts.fields);
+  if (stateFile !== null && state !== null && (state.where ?? '') !== subset.key) {
+    throw new CliError(`The state file "${stateFile}" belongs to another pull (${state.where ? `--where/--fields ${state.where}` : 'the whole kind'}, not ${subset.key || 'the whole kind'}). Use another --state file.`);
   }
   const incremental = state !== null;
   const updatedSince = incremental ? nextUpdatedSince(state) : since === undefined ? undefined : new Date(since).toISOString();
@@ -102,18 +121,22 @@ async function pull(ctx: CliContext, kind: Kind, opts: PullOptions, keyFromCli: 
   };
   try {
     // With a sync point, deletions matter: tombstones say which records to drop from the file kept.
-    const max = await download(client, kind, { updatedSince, pageSize, includeDeleted: stateFile !== null }, spool);
+    // Filtered with a sync point, a record that stops matching comes as a tombstone too, so the file converges on the subset.
+    // A first filtered run has nothing to delete: it skips the tombstones of every record outside the subset.
+    const includeDeleted = stateFile !== null && (incremental || subset.key === '');
+    const max = await download(client, kind, { ...subset.params, updatedSince, pageSize, includeDeleted }, spool);
     const to: Destination = output === null ? { stdout: process.stdout } : { file: output };
     let records: number;
     if (format === 'ndjson') records = (incremental ? state.records : 0) + (await writeNdjson(spool, to, incremental));
-    else if (format === 'csv') records = await writeCsv(spool, to, ITEM_FIELDS[kind], incremental ? output : null);
+    else if (format === 'csv') records = await writeCsv(spool, to, csvFields(kind, subset.fields), incremental ? output : null, csvDialect);
     else records = await writeJson(spool, to, incremental ? output : null);
 
     const maxSeen = max ?? state?.max_actualizado_at ?? null;
     if (stateFile !== null) {
       await writeState(stateFile, {
-        version: 1, kind, base_url: baseUrl, sandbox, format, output,
+        version: 1, kind, base_url: baseUrl, sandbox, format, ...(csvDialect ? { csv_dialect: csvDialect } : {}), output,
         max_actualizado_at: maxSeen, records, last_run_at: new Date().toISOString(),
+        ...(subset.key ? { where: subset.key } : {}),
       });
     }
     const summary = {
@@ -131,7 +154,7 @@ async function pull(ctx: CliContext, kind: Kind, opts: PullOptions, keyFromCli: 
 async function download(
   client: Mirador,
   kind: Kind,
-  params: { updatedSince?: string; pageSize: number; includeDeleted?: boolean },
+  params: { updatedSince?: string; pageSize: number; includeDeleted?: boolean } & Record<string, unknown>,
   spool: Spool,
 ): Promise<string | null> {
   const out = createWriteStream(spool.file);
@@ -146,7 +169,7 @@ async function download(
         spool.count++;
         spool.ids.add(item.id_erp);
         if (isTombstone(item)) spool.deleted++;
-        else for (const c of Object.keys(item.data)) if (!columns.has(c)) columns.add(c);
+        else if (item.data) for (const c of Object.keys(item.data)) if (!columns.has(c)) columns.add(c);
         // Same format throughout (UTC, milliseconds): text order is time order.
         if (max === null || item.actualizado_at > max) max = item.actualizado_at;
       }
@@ -165,6 +188,32 @@ async function download(
   await new Promise<void>((done, fail) => out.end((e?: Error | null) => (e ? fail(e) : done())));
   spool.dataColumns = [...columns];
   return max;
+}
+
+/**
+ * `--where field=value` (repeated) and `--fields a,b` as the client's
+ * parameters, and as a canonical text that a state file remembers: a sync
+ * point is only valid for the subset it was made for.
+ */
+function subsetParams(where: readonly string[], fields: string | undefined): { params: Record<string, unknown>; fields: string[] | null; key: string } {
+  const params: Record<string, string[]> = {};
+  for (const w of where) {
+    const eq = w.indexOf('=');
+    if (eq <= 0) throw new CliError(`--where must be field=value, such as --where estado=abierto; got "${w}".`);
+    (params[w.slice(0, eq)] ??= []).push(w.slice(eq + 1));
+  }
+  const list = fields === undefined ? null : fields.split(',').map((f) => f.trim());
+  const single = Object.fromEntries(Object.entries(params).map(([k, v]) => [k, v.length === 1 ? v[0]! : v]));
+  const key = [
+    ...Object.keys(params).sort().flatMap((k) => params[k]!.slice().sort().map((v) => `${k}=${v}`)),
+    ...(list ? [`fields=${list.join(',')}`] : []),
+  ].join(' ');
+  return { params: { ...single, ...(list ? { fields: list } : {}) }, fields: list, key };
+}
+
+/** The highlighted fields a CSV has columns for: those kept by --fields, in item order. */
+function csvFields(kind: Kind, fields: string[] | null): readonly string[] {
+  return fields === null ? ITEM_FIELDS[kind] : ITEM_FIELDS[kind].filter((f) => f === 'id_erp' || fields.includes(f));
 }
 
 function describe(s: { kind: string; format: string; output: string | null; fetched: number; records: number; max_actualizado_at: string | null; state: string | null }, incremental: boolean): string {

@@ -9,7 +9,8 @@
  *   (a tombstone when the record was removed).
  * - csv: the highlighted fields, `data.<COLUMN>` for every original column,
  *   then `actualizado_at`. With --state, later runs upsert by `id_erp` and
- *   drop removed records.
+ *   drop removed records. RFC 4180 by default; `--csv-dialect excel-es` for
+ *   a Spanish Excel (see CSV_DIALECTS).
  * - json: an array of items, one per line. With --state, upserted likewise.
  */
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
@@ -133,27 +134,62 @@ async function* existingJsonItems(file: string): AsyncGenerator<Item> {
 
 const DATA_PREFIX = 'data.';
 
-/** One CSV record (RFC 4180, comma-separated, CRLF): cells quoted when they hold a comma, quote or line break. */
-export function csvRecord(cells: readonly string[]): string {
-  return `${cells.map((c) => (/[",\r\n]/.test(c) ? `"${c.replace(/"/g, '""')}"` : c)).join(',')}\r\n`;
+export type CsvDialect = 'rfc4180' | 'excel-es';
+
+interface DialectRules {
+  /** Written before the header. */
+  bom: string;
+  delimiter: string;
+  /** The decimal mark of numbers (`precio`); text cells, `data.*` included, are written as they are. */
+  decimal: string;
 }
 
-const cellText = (value: unknown) => (value === null || value === undefined ? '' : String(value));
+/**
+ * - rfc4180: comma, CRLF, no BOM: what programs read.
+ * - excel-es: what Excel with a Spanish locale opens by double-click with its
+ *   columns split and its accents intact: a UTF-8 BOM (without it Excel reads
+ *   Windows-1252), `;` (the list separator where `,` is the decimal mark) and
+ *   `1234,5` for numbers, so `precio` is a number Excel can add up.
+ */
+export const CSV_DIALECTS: Record<CsvDialect, DialectRules> = {
+  rfc4180: { bom: '', delimiter: ',', decimal: '.' },
+  'excel-es': { bom: '\uFEFF', delimiter: ';', decimal: ',' },
+};
+
+/** One CSV record (CRLF): cells quoted when they hold the delimiter, a quote or a line break, quotes doubled. */
+export function csvRecord(cells: readonly string[], dialect: DialectRules = CSV_DIALECTS.rfc4180): string {
+  const d = dialect.delimiter;
+  return `${cells.map((c) => (c.includes(d) || /["\r\n]/.test(c) ? `"${c.replace(/"/g, '""')}"` : c)).join(d)}\r\n`;
+}
+
+function cellText(value: unknown, dialect: DialectRules): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'number') return String(value).replace('.', dialect.decimal);
+  return String(value);
+}
 
 /**
  * CSV: highlighted fields, `data.<COLUMN>` for every column, `actualizado_at`.
  * When merging, the existing header's columns come first (a column the ERP
  * dropped stays, empty for new rows) and new ones are added after them.
  */
-export function writeCsv(spool: Spool, to: Destination, fields: readonly string[], existing: string | null): Promise<number> {
+export function writeCsv(
+  spool: Spool,
+  to: Destination,
+  fields: readonly string[],
+  existing: string | null,
+  dialectName: CsvDialect = 'rfc4180',
+): Promise<number> {
+  const dialect = CSV_DIALECTS[dialectName];
+  const record = (cells: readonly string[]) => csvRecord(cells, dialect);
   return withSink(Sink.open(to), async (sink) => {
-    const rows = existing === null ? null : existingCsvRows(existing);
+    const rows = existing === null ? null : existingCsvRows(existing, dialect);
     const first = rows ? await rows.next() : null;
     const oldHeader = first && !first.done ? first.value : null;
     const oldData = oldHeader ? oldHeader.filter((c) => c.startsWith(DATA_PREFIX)).map((c) => c.slice(DATA_PREFIX.length)) : [];
     const dataColumns = [...oldData, ...spool.dataColumns.filter((c) => !oldData.includes(c))];
     const header = [...fields, ...dataColumns.map((c) => DATA_PREFIX + c), 'actualizado_at'];
-    await sink.write(csvRecord(header));
+    await sink.write(dialect.bom + record(header));
     let n = 0;
     if (rows && oldHeader) {
       const idAt = oldHeader.indexOf('id_erp');
@@ -161,17 +197,17 @@ export function writeCsv(spool: Spool, to: Destination, fields: readonly string[
       const from = header.map((name) => oldHeader.indexOf(name));
       for await (const row of rows) {
         if (spool.ids.has(row[idAt] ?? '')) continue;
-        await sink.write(csvRecord(from.map((i) => (i < 0 ? '' : row[i] ?? ''))));
+        await sink.write(record(from.map((i) => (i < 0 ? '' : row[i] ?? ''))));
         n++;
       }
     }
     for await (const item of spooledRecords(spool)) {
       const cells = [
-        ...fields.map((f) => cellText(item[f])),
+        ...fields.map((f) => cellText(item[f], dialect)),
         ...dataColumns.map((c) => item.data[c] ?? ''),
         item.actualizado_at,
       ];
-      await sink.write(csvRecord(cells));
+      await sink.write(record(cells));
       n++;
     }
     return n;
@@ -179,8 +215,8 @@ export function writeCsv(spool: Spool, to: Destination, fields: readonly string[
 }
 
 /** The header, then the rows, of a CSV file. */
-async function* existingCsvRows(file: string): AsyncGenerator<string[]> {
-  const parser = createReadStream(file).pipe(parseCsv({ bom: true, relax_column_count: false }));
+async function* existingCsvRows(file: string, dialect: DialectRules): AsyncGenerator<string[]> {
+  const parser = createReadStream(file).pipe(parseCsv({ bom: true, delimiter: dialect.delimiter, relax_column_count: false }));
   try {
     for await (const row of parser) yield row as string[];
   } catch (err) {

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { CliError } from './cli-context.js';
+import type { CsvDialect } from './pull-output.js';
 
 export type PullFormat = 'ndjson' | 'csv' | 'json';
 
@@ -15,6 +16,8 @@ export interface PullState {
   base_url: string;
   sandbox: boolean;
   format: PullFormat;
+  /** csv only; absent in states written before dialects (rfc4180). */
+  csv_dialect?: CsvDialect;
   /** The file kept up to date (absolute), or null for ndjson on stdout. */
   output: string | null;
   /** The newest `actualizado_at` pulled so far (ISO 8601, UTC, ms). */
@@ -22,6 +25,8 @@ export interface PullState {
   /** Records in the output after the last run (csv and json); records appended in all (ndjson). */
   records: number;
   last_run_at: string;
+  /** The subset pulled (`--where`, `--fields`), as text; absent for the whole kind. */
+  where?: string;
 }
 
 /** The state in `file`, or null when there is none yet. */
@@ -46,13 +51,20 @@ export function readState(file: string): PullState | null {
 }
 
 /** What a run is about to do, checked against the state so that one file never mixes two sources. */
-export function checkStateMatches(file: string, state: PullState, run: Omit<PullState, 'version' | 'max_actualizado_at' | 'records' | 'last_run_at'>) {
+export function checkStateMatches(
+  file: string,
+  state: PullState,
+  run: Omit<PullState, 'version' | 'max_actualizado_at' | 'records' | 'last_run_at' | 'csv_dialect'> & { csv_dialect: CsvDialect | undefined },
+) {
   const differences: string[] = [];
   if (state.kind !== run.kind) differences.push(`kind ${state.kind}, not ${run.kind}`);
   if (state.base_url !== run.base_url || state.sandbox !== run.sandbox) {
     differences.push(`source ${state.base_url}${state.sandbox ? ' (sandbox)' : ''}, not ${run.base_url}${run.sandbox ? ' (sandbox)' : ''}`);
   }
   if (state.format !== run.format) differences.push(`format ${state.format}, not ${run.format}`);
+  else if (run.format === 'csv' && (state.csv_dialect ?? 'rfc4180') !== run.csv_dialect) {
+    differences.push(`csv dialect ${state.csv_dialect ?? 'rfc4180'}, not ${run.csv_dialect}`);
+  }
   if (state.output !== run.output) differences.push(`output ${state.output ?? 'stdout'}, not ${run.output ?? 'stdout'}`);
   if (differences.length > 0) {
     throw new CliError(`The state file "${file}" belongs to another pull (${differences.join('; ')}). Use another --state file.`);

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { hashPassword, isPlausibleEmail, normaliseEmail, passwordProblem } from '../domain/passwords.js';
 import { ConflictError } from '../store/store.js';
-import { CliError, emit, iso, requireCompany, withStore, type CliContext, type JsonOption } from './cli-context.js';
+import { auditEvent } from '../domain/audit.js';
+import { CliError, cliWho, emit, iso, requireCompany, withStore, type CliContext, type JsonOption } from './cli-context.js';
 
 export function registerUserCommands(program: Command, ctx: CliContext) {
   const user = program.command('user').description('manage panel administrators');
@@ -25,7 +26,7 @@ export function registerUserCommands(program: Command, ctx: CliContext) {
         const passwordHash = await hashPassword(password);
         let created;
         try {
-          created = await store.createUser({ companyId: company.id, email, passwordHash });
+          created = await store.createUser({ companyId: company.id, email, passwordHash }, auditEvent(cliWho(), company.id, 'user.create', { email }));
         } catch (err) {
           if (err instanceof ConflictError) throw new CliError(`A user with email "${email}" already exists.`);
           throw err;

@@ -64,3 +64,18 @@ export function secretMatches(secret: string, storedHash: Buffer): boolean {
 export function isValidPrefix(prefix: string): boolean {
   return /^[a-z0-9]{8}$/.test(prefix);
 }
+
+/** Longest lifetime `--expires-in` accepts: ten years (a key meant to live longer should not expire). */
+const MAX_EXPIRES_IN_MS = 3650 * 86_400_000;
+const UNIT_MS: Record<string, number> = { d: 86_400_000, h: 3_600_000 };
+
+/** What `parseExpiresIn` accepts, for error messages. */
+export const EXPIRES_IN_FORMAT = 'a whole number of days or hours, such as 90d or 12h (from 1h to 3650d)';
+
+/** A lifetime such as `90d` or `12h`, in ms; null when malformed, zero or over ten years. */
+export function parseExpiresIn(text: string): number | null {
+  const m = /^(\d{1,6})([dh])$/.exec(text.trim().toLowerCase());
+  if (!m) return null;
+  const ms = Number(m[1]) * UNIT_MS[m[2]!]!;
+  return ms > 0 && ms <= MAX_EXPIRES_IN_MS ? ms : null;
+}

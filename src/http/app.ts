@@ -36,6 +36,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** Called when an upload is queued, so the import worker takes it now rather than at its next poll. */
   onImportQueued?: () => void;
+  /** How long a key's checked entry is trusted, and the clock its expiry is judged by (tests set them). */
+  credentialsCache?: { ttlMs?: number; now?: () => number };
 }
 
 export interface App {
@@ -72,7 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   closeConnectionsGracefully(fastify.server);
-  const credentials = new CredentialsCache(store);
+  const credentials = new CredentialsCache(store, deps.credentialsCache?.ttlMs, undefined, deps.credentialsCache?.now);
   credentials.start();
 
   const metrics = deps.metrics ?? new Metrics();

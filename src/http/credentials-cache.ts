@@ -26,6 +26,8 @@ export class CredentialsCache {
     private readonly store: Store,
     private readonly ttlMs = 500,
     private readonly flushEveryMs = 5000,
+    /** The clock expiry is judged by (tests move it). */
+    private readonly now: () => number = Date.now,
   ) {}
 
   start() {
@@ -40,7 +42,8 @@ export class CredentialsCache {
 
   /**
    * The active credential of `scope` that `token` is, or null when the token
-   * is malformed, unknown, of another scope, has a wrong secret or is revoked.
+   * is malformed, unknown, of another scope, has a wrong secret, is revoked
+   * or has expired.
    */
   async verify(token: string, scope: CredentialScope): Promise<Credential | null> {
     const parsed = parseCredential(token);
@@ -62,9 +65,24 @@ export class CredentialsCache {
 
   private check(secret: string, credential: Credential | null, scope: CredentialScope): Credential | null {
     if (!credential || credential.scope !== scope || credential.revokedAt) return null;
+    // Checked on every use, cached entry or not: a key cached a moment before it expires is refused at its time.
+    if (credential.expiresAt !== null && credential.expiresAt.getTime() <= this.now()) return null;
     if (!secretMatches(secret, credential.secretHash)) return null;
     this.lastUsed.set(credential.prefix, Date.now());
     return credential;
+  }
+
+  /**
+   * When `verify` refused `token` because it expired (and only then: right
+   * secret, not revoked), the time it expired; else null. For the message of
+   * the 401, off the hot path: it reads the entry `verify` just cached.
+   */
+  expiredAt(token: string, scope: CredentialScope): Date | null {
+    const parsed = parseCredential(token);
+    const credential = parsed && parsed.scope === scope ? this.entries.get(parsed.prefix)?.credential : null;
+    if (!credential || credential.scope !== scope || credential.revokedAt || credential.expiresAt === null) return null;
+    if (credential.expiresAt.getTime() > this.now() || !secretMatches(parsed!.secret, credential.secretHash)) return null;
+    return credential.expiresAt;
   }
 
   forget(prefix: string) {

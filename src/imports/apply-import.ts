@@ -7,6 +7,7 @@
 import { snapshotSpec, stageBatch } from '../snapshots/write-records.js';
 import { DuplicateIdError, StoreUnavailableError, type ImportJob, type StagedRecord, type StagedSnapshot, type Store } from '../store/store.js';
 import type { MappingOverride } from './column-mapping.js';
+import { columnDrift, otherKind } from './column-guard.js';
 import { guardTrips, previousCount, readGuard } from './deletion-guard.js';
 import { ImportError } from './import-error.js';
 import type { ImportReport } from './import-report.js';
@@ -57,6 +58,8 @@ interface Progress {
   bytesRead: number;
   /** The file's encoding as the parser ended up reading it. */
   encoding: (() => string) | null;
+  /** The header's column names. */
+  columns: readonly string[];
 }
 
 function begin(target: ImportTarget): Progress {
@@ -66,6 +69,7 @@ function begin(target: ImportTarget): Progress {
     bytesRead: 0,
     warnings,
     encoding: null,
+    columns: [],
     report: {
       import_id: target.id,
       kind: target.kind,
@@ -82,6 +86,8 @@ function begin(target: ImportTarget): Progress {
       deleted: 0,
       deleted_examples: [],
       guard: null,
+      column_drift: null,
+      other_kind: null,
       warnings: { count: 0, items: warnings.items },
       bytes: target.sizeBytes,
       duration_ms: 0,
@@ -126,6 +132,7 @@ async function writeImport(
   report.delimiter = head.delimiter;
   report.columns = head.columns.length;
   report.mapping = head.mapping;
+  progress.columns = head.columns;
   async function* staged(): AsyncGenerator<StagedRecord[]> {
     for await (const batch of rows.batches()) {
       report.rows_read = batch.rowsRead;
@@ -150,7 +157,10 @@ async function writeImport(
   return snapshot;
 }
 
-/** The mass-deletion guard, then holding the snapshot for confirmation or publishing it. */
+/**
+ * The guards (mass deletion, column drift), then holding the snapshot for
+ * confirmation when any of them trips, or publishing it.
+ */
 async function conclude(
   store: Store,
   job: ImportJob,
@@ -162,13 +172,19 @@ async function conclude(
   report.status = 'succeeded';
   const guard = await readGuard(store, job.companyId);
   if (guardTrips(guard, snapshot.changes)) {
-    report.status = 'awaiting_confirmation';
     report.guard = {
       would_remove: snapshot.changes.deleted,
       of: previousCount(snapshot.changes),
       min_records: guard.minRecords,
       max_fraction: guard.maxFraction,
     };
+  }
+  // Compared with the snapshot the records were: the live one, since imports of a kind run one at a time.
+  const live = snapshot.previousId === null ? null : await store.snapshotMeta(snapshot.previousId);
+  if (live !== null && live.count > 0) report.column_drift = columnDrift(live.columns, progress.columns);
+  else report.other_kind = otherKind(job.kind, progress.columns, report.mapping);
+  if (report.guard || report.column_drift || report.other_kind) {
+    report.status = 'awaiting_confirmation';
     await finish(store, job, progress);
     await store.holdImport(job.id, snapshot.snapshotId, report);
     return report;

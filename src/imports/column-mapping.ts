@@ -10,6 +10,7 @@
  */
 import { KINDS, KIND_SPECS, normaliseColumnName, type FieldSpec, type FieldType, type Kind } from '../domain/kinds.js';
 import { ImportError, listNames, quoteName } from './import-error.js';
+import { auditEvent, type AuditActor, type AuditEvent } from '../domain/audit.js';
 
 export interface ColumnMapping {
   /** One entry per `KIND_SPECS[kind].fields` entry: the column's index, or −1 when unmapped. */
@@ -147,4 +148,25 @@ export function previewMapping(kind: Kind, columns: readonly string[], override:
     sources[field.name] = at === -1 ? null : (columns[at] as string);
   }
   return sources;
+}
+
+/**
+ * The audit event of a mapping change: the kind, and each field whose column
+ * changed, `from` → `to` (null: the default mapping); undefined when none did.
+ */
+export function mappingAudit(
+  who: AuditActor,
+  companyId: number,
+  kind: Kind,
+  before: Record<string, string>,
+  after: Record<string, string>,
+): AuditEvent | undefined {
+  const changes: Record<string, { from: string | null; to: string | null }> = {};
+  for (const field of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const from = before[field] ?? null;
+    const to = after[field] ?? null;
+    if (from !== to) changes[field] = { from, to };
+  }
+  // Saving the same mapping again changes nothing: nothing to record.
+  return Object.keys(changes).length === 0 ? undefined : auditEvent(who, companyId, 'mapping.change', { kind, changes });
 }

@@ -5,13 +5,22 @@
  *
  * The choice is made at the first non-ASCII byte (ASCII reads the same in
  * both), from up to 64 KiB of bytes starting there, so a Windows-1252 file
- * whose first accent comes late is still read as Windows-1252. Once UTF-8 is
- * chosen, a later invalid byte fails the import naming its line, instead of
- * becoming U+FFFD: a file is one encoding throughout.
+ * whose first accent comes late is still read as Windows-1252. The choice is
+ * made once and never revised: what would contradict it later fails the
+ * import, naming the line, instead of garbling text (a failed import
+ * publishes nothing, however far it got):
+ * - chosen UTF-8, a byte that is not UTF-8 (`mixed_encodings`: the file holds
+ *   UTF-8 text, the window showed it);
+ * - chosen Windows-1252, a valid multi-byte UTF-8 sequence anywhere
+ *   (`mixed_encodings`, naming the first byte that is not UTF-8, which the
+ *   window holds), or a byte Windows-1252 leaves undefined (`undefined_byte`).
+ * So an accepted file reads exactly as a strict UTF-8 decoder reads it when
+ * it is valid UTF-8, and as the Windows-1252 table reads it otherwise.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
 import iconv from 'iconv-lite';
 import { ImportError } from './import-error.js';
+import { decodeWindows1252, utf8SequenceLength } from './windows-1252.js';
 
 export type TextEncoding = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252';
 
@@ -35,6 +44,16 @@ export class CsvTextDecoder {
   private utf8Tail: Buffer = Buffer.alloc(0);
   /** Bytes given to a UTF-16 decoder, to catch an odd count. */
   private utf16Bytes = 0;
+  /** Whether a byte order mark chose the encoding (else the bytes did). */
+  private byBom = false;
+  /** Line of the first non-ASCII byte: UTF-8 text, when the file was chosen UTF-8 by its bytes. */
+  private firstNonAsciiLine = 0;
+  /** Windows-1252: line and value of the first byte that is not UTF-8 (in the window, so known from the start). */
+  private firstNonUtf8: { line: number; byte: number } | null = null;
+  /** Its offset in the first chunk decoded as Windows-1252; −1 once that chunk is past. */
+  private nonUtf8Offset = -1;
+  /** Windows-1252: the last bytes of the previous chunk, where a UTF-8 sequence cut in two may start. */
+  private tail: Buffer = Buffer.alloc(0);
 
   /**
    * The encoding chosen so far. A file that has shown only ASCII is reported
@@ -95,9 +114,11 @@ export class CsvTextDecoder {
   }
 
   private readBom(bytes: Buffer): string {
+    this.byBom = true;
     if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return this.start('utf-8', bytes.subarray(3));
     if (bytes[0] === 0xff && bytes[1] === 0xfe) return this.start('utf-16le', bytes.subarray(2));
     if (bytes[0] === 0xfe && bytes[1] === 0xff) return this.start('utf-16be', bytes.subarray(2));
+    this.byBom = false;
     this.state = 'ascii';
     return this.readAscii(bytes);
   }
@@ -114,6 +135,7 @@ export class CsvTextDecoder {
     const ascii = bytes.subarray(0, first);
     this.checkNul(ascii);
     this.linesBefore += countByte(ascii, LF, ascii.length);
+    this.firstNonAsciiLine = this.linesBefore + 1;
     this.state = 'sniff';
     const rest = bytes.subarray(first);
     this.hold(rest);
@@ -129,7 +151,12 @@ export class CsvTextDecoder {
   private choose(bytes: Buffer, atEnd: boolean): string {
     const window = bytes.subarray(0, SNIFF_BYTES);
     const whole = atEnd && window.length === bytes.length ? window.length : completeUtf8Length(window);
-    return this.start(isUtf8(window.subarray(0, whole)) ? 'utf-8' : 'windows-1252', bytes);
+    const checked = window.subarray(0, whole);
+    if (isUtf8(checked)) return this.start('utf-8', bytes);
+    const offset = firstInvalidUtf8(checked);
+    this.firstNonUtf8 = { line: this.linesBefore + countByte(checked, LF, offset) + 1, byte: checked[offset] as number };
+    this.nonUtf8Offset = offset;
+    return this.start('windows-1252', bytes);
   }
 
   private start(encoding: TextEncoding, rest: Buffer): string {
@@ -148,11 +175,8 @@ export class CsvTextDecoder {
         this.linesBefore += countByte(bytes, LF, bytes.length);
         return decoder.write(bytes);
       }
-      case 'windows-1252': {
-        this.checkNul(bytes);
-        this.linesBefore += countByte(bytes, LF, bytes.length);
-        return decodeWindows1252(bytes);
-      }
+      case 'windows-1252':
+        return this.decodeWindows1252(bytes);
       default: {
         this.utf16Bytes += bytes.length;
         const text = decoder.write(bytes);
@@ -164,6 +188,65 @@ export class CsvTextDecoder {
     }
   }
 
+  /**
+   * Windows-1252, failing at the first of: a NUL byte, a byte with no
+   * character, the point where the file shows it mixes encodings (its first
+   * UTF-8 sequence, or its first non-UTF-8 byte if that comes later). By
+   * offset, so that the error does not depend on how the file is cut.
+   */
+  private decodeWindows1252(bytes: Buffer): string {
+    const { text, ...found } = decodeWindows1252(bytes);
+    // Offsets, Infinity for none; negative for a UTF-8 sequence begun in an earlier chunk.
+    const nul = orInfinity(bytes.indexOf(0));
+    const undefinedAt = orInfinity(found.undefinedAt);
+    const utf8At = this.utf8AcrossChunks(bytes) ?? (found.utf8At === -1 ? null : found.utf8At);
+    const nonUtf8 = this.firstNonUtf8 as { line: number; byte: number };
+    const lineOf = (offset: number) => this.linesBefore + (offset < 0 ? 0 : countByte(bytes, LF, offset)) + 1;
+    // Mixed once both are seen: the non-UTF-8 byte is in the window, so in the first chunk or before this one.
+    const mixedAt = utf8At === null ? Infinity : Math.max(utf8At, this.nonUtf8Offset);
+    this.nonUtf8Offset = -1;
+    const first = Math.min(nul, undefinedAt, mixedAt);
+    if (first === Infinity) {
+      this.linesBefore += countByte(bytes, LF, bytes.length);
+      return text;
+    }
+    if (first === nul) this.failNul(lineOf(nul) - 1);
+    // An undefined byte that is also the first non-UTF-8 byte of UTF-8 text is one stray byte: say so.
+    if (first === mixedAt) this.failMixed(nonUtf8, lineOf(utf8At as number));
+    const line = lineOf(undefinedAt);
+    throw new ImportError(
+      'undefined_byte',
+      `Line ${line} holds the byte 0x${hex(bytes[undefinedAt] as number)}, which has no character in Windows-1252 (the file's encoding, since it is not UTF-8). ` +
+        'The file is damaged or in another encoding: export it again as UTF-8 or Windows-1252.',
+      line,
+    );
+  }
+
+  /**
+   * A valid multi-byte UTF-8 sequence begun in earlier chunks and ended in
+   * `bytes`: its (negative) offset, or null. Keeps the last 3 bytes read,
+   * however small the chunks, for the next call.
+   */
+  private utf8AcrossChunks(bytes: Buffer): number | null {
+    const tail = this.tail;
+    this.tail = bytes.length >= 3 ? Buffer.from(bytes.subarray(bytes.length - 3)) : Buffer.concat([tail, bytes]).subarray(-3);
+    if (tail.every((b) => b < 0xc2)) return null;
+    const joined = Buffer.concat([tail, bytes.subarray(0, 3)]);
+    for (let at = 0; at < tail.length; at++) {
+      if (utf8SequenceLength(joined, at) > tail.length - at) return at - tail.length;
+    }
+    return null;
+  }
+
+  private failMixed(nonUtf8: { line: number; byte: number }, utf8Line: number): never {
+    throw new ImportError(
+      'mixed_encodings',
+      `Line ${nonUtf8.line} holds the byte 0x${hex(nonUtf8.byte)}, which is not UTF-8, but line ${utf8Line} holds UTF-8 text: ` +
+        'the file mixes encodings, and reading it as either would garble some of its text. Export the whole file in one encoding (UTF-8 or Windows-1252).',
+      nonUtf8.line,
+    );
+  }
+
   /** Validates complete sequences, carrying a cut one over to the next chunk. */
   private checkUtf8(bytes: Buffer): void {
     const all = this.utf8Tail.length === 0 ? bytes : Buffer.concat([this.utf8Tail, bytes]);
@@ -173,10 +256,11 @@ export class CsvTextDecoder {
     if (isUtf8(complete)) return;
     const offset = firstInvalidUtf8(complete);
     const line = this.linesBefore + countByte(complete, LF, offset) + 1;
-    const byte = (complete[offset] ?? 0).toString(16).toUpperCase().padStart(2, '0');
+    const byte = complete[offset] ?? 0;
+    if (!this.byBom) this.failMixed({ line, byte }, this.firstNonAsciiLine);
     throw new ImportError(
       'undecodable',
-      `Line ${line} holds the byte 0x${byte}, which is not valid UTF-8, but the file's first non-ASCII text was UTF-8. ` +
+      `Line ${line} holds the byte 0x${hex(byte)}, which is not valid UTF-8, but the file starts with a UTF-8 byte order mark. ` +
         'Export the whole file in one encoding (UTF-8 or Windows-1252).',
       line,
     );
@@ -195,30 +279,6 @@ export class CsvTextDecoder {
       line,
     );
   }
-}
-
-/**
- * Windows-1252 is Latin-1 except for 0x80–0x9F, so Node's native Latin-1
- * decoding plus a fix-up of those bytes (from iconv-lite's own table) gives
- * the same text as iconv-lite's decoder, at about four times its speed, and
- * as one-byte strings that the parser splits faster (bench/csv-parsers.ts).
- * 0x81, 0x8D, 0x8F, 0x90 and 0x9D have no character in Windows-1252: they stay
- * the C1 controls of the same number, as Windows itself and WHATWG decode
- * them (iconv-lite would give U+FFFD and lose the byte).
- */
-const WINDOWS_1252_HIGH = ((): Map<string, string> => {
-  const map = new Map<string, string>();
-  for (let byte = 0x80; byte <= 0x9f; byte++) {
-    const char = iconv.decode(Buffer.of(byte), 'windows-1252');
-    if (char !== '\uFFFD') map.set(String.fromCharCode(byte), char);
-  }
-  return map;
-})();
-const C1 = /[\x80-\x9f]/g;
-
-export function decodeWindows1252(bytes: Buffer): string {
-  const latin1 = bytes.toString('latin1');
-  return latin1.replace(C1, (char) => WINDOWS_1252_HIGH.get(char) ?? char);
 }
 
 /** How many leading bytes of `bytes` end on a UTF-8 character boundary. */
@@ -251,6 +311,14 @@ function firstInvalidUtf8(bytes: Buffer): number {
     if (!(bytes[offset] === 0xef && bytes[offset + 1] === 0xbf && bytes[offset + 2] === 0xbd)) return offset;
   }
   return 0;
+}
+
+function orInfinity(offset: number): number {
+  return offset === -1 ? Infinity : offset;
+}
+
+function hex(byte: number): string {
+  return byte.toString(16).toUpperCase().padStart(2, '0');
 }
 
 function countByte(bytes: Buffer, byte: number, end: number): number {

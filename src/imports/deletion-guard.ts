@@ -4,7 +4,7 @@
  * export, not a decision. It is held until an administrator confirms it; the
  * previous snapshot keeps serving meanwhile. Thresholds are per company.
  */
-import type { SnapshotChanges, Store } from '../store/store.js';
+import type { AuditEvent, SnapshotChanges, Store } from '../store/store.js';
 
 export interface DeletionGuard {
   enabled: boolean;
@@ -23,8 +23,13 @@ export async function readGuard(store: Store, companyId: number): Promise<Deleti
   return raw ? { ...DEFAULT_GUARD, ...(JSON.parse(raw) as Partial<DeletionGuard>) } : DEFAULT_GUARD;
 }
 
-export async function writeGuard(store: Store, companyId: number, guard: DeletionGuard): Promise<void> {
-  await store.setSetting(settingName(companyId), JSON.stringify(guard));
+export async function writeGuard(store: Store, companyId: number, guard: DeletionGuard, audit?: AuditEvent): Promise<void> {
+  await store.setSetting(settingName(companyId), JSON.stringify(guard), audit);
+}
+
+/** The guard as the CLI prints it and the audit trail records it. */
+export function guardJson(guard: DeletionGuard) {
+  return { enabled: guard.enabled, min_records: guard.minRecords, max_fraction: guard.maxFraction };
 }
 
 /** The records the live snapshot had before this import. */

@@ -1,4 +1,5 @@
 /** An administrator's decision on an import held by the mass-deletion guard. */
+import { auditEvent, type AuditActor } from '../domain/audit.js';
 import { DEFAULT_TOMBSTONE_RETENTION_MS, type ImportJob, type Store } from '../store/store.js';
 import type { ImportReport } from './import-report.js';
 
@@ -14,23 +15,37 @@ async function heldImport(store: Store, companyId: number, importId: number): Pr
   return job;
 }
 
-/** Publishes the held snapshot: the removals happen now. */
+/** What the trail says of a decision: the import and what it does to the records. */
+function decisionDetails(job: ImportJob, report: ImportReport) {
+  return {
+    import_id: job.id,
+    kind: job.kind,
+    filename: job.filename,
+    inserted: report.inserted,
+    updated: report.updated,
+    deleted: report.deleted,
+  };
+}
+
+/** Publishes the held snapshot: the removals happen now. `who` decided (recorded in the audit trail). */
 export async function confirmHeldImport(
   store: Store,
   companyId: number,
   importId: number,
   tombstoneRetentionMs = DEFAULT_TOMBSTONE_RETENTION_MS,
+  who?: AuditActor,
 ): Promise<ImportReport> {
   const job = await heldImport(store, companyId, importId);
   const report = { ...(job.report as ImportReport), status: 'succeeded' as const };
-  await store.publishSnapshot(job.snapshotId!, { importId, report }, { tombstoneRetentionMs });
+  const audit = who && auditEvent(who, companyId, 'import.confirm', decisionDetails(job, report));
+  await store.publishSnapshot(job.snapshotId!, { importId, report }, { tombstoneRetentionMs, ...(audit ? { audit } : {}) });
   return report;
 }
 
 /** Discards the held snapshot: the previous one stays, as if the upload never happened. */
-export async function rejectHeldImport(store: Store, companyId: number, importId: number): Promise<ImportReport> {
+export async function rejectHeldImport(store: Store, companyId: number, importId: number, who?: AuditActor): Promise<ImportReport> {
   const job = await heldImport(store, companyId, importId);
   const report = { ...(job.report as ImportReport), status: 'rejected' as const };
-  await store.rejectImport(importId, report);
+  await store.rejectImport(importId, report, who && auditEvent(who, companyId, 'import.reject', decisionDetails(job, report)));
   return report;
 }

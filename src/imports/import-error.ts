@@ -9,6 +9,8 @@
 export const IMPORT_ERROR_CODES = {
   empty_file: 'The file holds no header line.',
   undecodable: 'Bytes that cannot be read as text in the detected encoding (or NUL bytes).',
+  mixed_encodings: 'UTF-8 text and bytes that are not UTF-8 in one file; the message names the first line that is not UTF-8.',
+  undefined_byte: 'A byte that Windows-1252 leaves undefined (0x81, 0x8D, 0x8F, 0x90 or 0x9D) in a file that is not UTF-8.',
   bad_header: 'An empty or duplicate column name, or no line break after an overlong first line.',
   bad_quote: 'A quoted cell that is not closed, or has text after its closing quote.',
   ragged_row: 'A row with more or fewer cells than the header (or a blank line followed by rows).',

@@ -22,6 +22,8 @@ interface ProcessData {
   snapshotRetentionMs: number;
   tombstoneRetentionMs: number;
   eventRetentionMs: number;
+  auditRetentionMs: number;
+  uploadRetentionMs: number;
 }
 
 // The settings go over the IPC channel, never in argv: DATABASE_URL may hold a password, and argv is public.
@@ -151,6 +153,8 @@ function childMain() {
           snapshotRetentionMs: m.data.snapshotRetentionMs,
           tombstoneRetentionMs: m.data.tombstoneRetentionMs,
           eventRetentionMs: m.data.eventRetentionMs,
+          auditRetentionMs: m.data.auditRetentionMs,
+          uploadRetentionMs: m.data.uploadRetentionMs,
           makeSegments: true,
           events: {
             started: (job) => {

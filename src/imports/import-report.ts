@@ -1,4 +1,5 @@
 /** The report of one import, as the CLI prints it, the panel shows it and the store keeps it. */
+import type { ColumnDrift, OtherKind } from './column-guard.js';
 import type { ImportWarning } from './normalise.js';
 
 export interface ImportReport {
@@ -20,6 +21,14 @@ export interface ImportReport {
   deleted_examples: string[];
   /** Set when the mass-deletion guard held the import. */
   guard: { would_remove: number; of: number; min_records: number; max_fraction: number } | null;
+  /**
+   * Set when the column-drift guard held the import: the kind had data and the
+   * header shares fewer than half of its names with the live one.
+   * (Absent from reports written before the guard existed.)
+   */
+  column_drift?: ColumnDrift | null;
+  /** Set when the column-drift guard held the first data of a kind: the header fits another kind clearly better. */
+  other_kind?: OtherKind | null;
   warnings: { count: number; items: ImportWarning[] };
   bytes: number;
   duration_ms: number;

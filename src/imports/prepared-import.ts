@@ -16,7 +16,7 @@
  */
 import { crc32 } from 'node:zlib';
 import type { Kind } from '../domain/kinds.js';
-import type { ImportJob, Store } from '../store/store.js';
+import type { AuditEvent, ImportJob, Store } from '../store/store.js';
 import { prepareImport, type ApplyOptions, type PreparedImport } from './apply-import.js';
 
 export interface LocalUpload {
@@ -28,6 +28,8 @@ export interface LocalUpload {
   sizeBytes: number;
   /** Opens the file for reading (called once, or twice when the import is prepared). */
   open: () => AsyncIterable<Buffer>;
+  /** Written when the upload is queued (see `Store.createImport`). */
+  audit?: AuditEvent;
 }
 
 /** Bytes seen and their CRC-32, of a stream as it is read. */
@@ -59,7 +61,9 @@ export async function queueLocalFile(
   options: { prepare: boolean; apply?: ApplyOptions },
 ): Promise<{ job: ImportJob; prepared: PreparedImport | null }> {
   const input = { companyId: upload.companyId, kind: upload.kind, filename: upload.filename, source: upload.source };
-  if (!options.prepare || !store.writesWhileStoring) return { job: await store.createImport(input, upload.open(), maxBytes), prepared: null };
+  if (!options.prepare || !store.writesWhileStoring) {
+    return { job: await store.createImport(input, upload.open(), maxBytes, undefined, upload.audit), prepared: null };
+  }
 
   let created!: (id: number) => void;
   let refused!: (err: unknown) => void;
@@ -68,7 +72,7 @@ export async function queueLocalFile(
     refused = reject;
   });
   const stored = new Fingerprint();
-  const storing = store.createImport(input, stored.through(upload.open()), maxBytes, created);
+  const storing = store.createImport(input, stored.through(upload.open()), maxBytes, created, upload.audit);
   storing.catch(refused);
   const read = new Fingerprint();
   // Never rejects: a preparation that fails is simply not used.

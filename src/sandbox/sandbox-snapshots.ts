@@ -6,14 +6,18 @@ import { createHash } from 'node:crypto';
 import { compareUtf8, hashBody, isoTime, ItemRenderer } from '../domain/item-renderer.js';
 import { KINDS, type Kind } from '../domain/kinds.js';
 import { ChunkBuilder } from '../store/chunk-builder.js';
-import type { Chunk, RecordRef, SnapshotMeta } from '../store/store.js';
-import type { ChunkSource } from '../http/api/snapshot-reader.js';
-import { renderTombstones, type RenderedTombstone } from '../http/api/merged-page.js';
+import type { Chunk, RecordRef, SnapshotMeta, ThinChunk } from '../store/store.js';
+import { decodeIndex, type SnapshotIndex } from '../store/snapshot-index.js';
+import type { ChunkSource } from '../snapshots/chunk-source.js';
+import { renderTombstones, type RenderedTombstone } from '../snapshots/tombstones.js';
 import { sandboxDataset } from './sandbox-data.js';
 
 export interface SandboxSnapshot {
   meta: SnapshotMeta;
   chunks: Chunk[];
+  /** The same items without `data`, and the filter indexes: built once, as an import builds them. */
+  thinChunks: ThinChunk[];
+  indexes: Map<string, SnapshotIndex>;
   records: Map<string, RecordRef>;
   /** Fictitious removed records, so include_deleted can be tried. */
   tombstones: RenderedTombstone[];
@@ -35,7 +39,7 @@ function buildKind(kind: Kind, id: number): SandboxSnapshot {
     return { idErp: String(r.fields[0]), body, hash: hashBody(body), at: r.actualizadoAt };
   });
   staged.sort((a, b) => a.at - b.at || compareUtf8(a.idErp, b.idErp));
-  const builder = new ChunkBuilder();
+  const builder = new ChunkBuilder({ kind });
   const chunks: Chunk[] = [];
   const records = new Map<string, RecordRef>();
   const digest = createHash('sha256');
@@ -59,7 +63,10 @@ function buildKind(kind: Kind, id: number): SandboxSnapshot {
     columns: [...columns],
     // The sandbox's last 'import': its newest record.
     publishedAt: Math.max(...rows.map((r) => r.actualizadoAt)),
+    indexed: true,
   };
+  const indexes = new Map(builder.indexes().map((ix) => [ix.name, decodeIndex(ix.bytes)]));
+  const thinChunks = chunks.map((c) => c.thin!);
   // Removed by the second and by the latest of the sandbox's imports.
   const times = meta.timeline.map((t) => t.at);
   const [first, second] = REMOVED_IDS[kind];
@@ -67,7 +74,7 @@ function buildKind(kind: Kind, id: number): SandboxSnapshot {
     { idErp: first, deletedAt: times[Math.min(1, times.length - 1)]! },
     { idErp: second, deletedAt: times[times.length - 1]! },
   ]);
-  return { meta, chunks, records, tombstones };
+  return { meta, chunks, thinChunks, indexes, records, tombstones };
 }
 
 export class SandboxSnapshots implements ChunkSource {
@@ -95,5 +102,13 @@ export class SandboxSnapshots implements ChunkSource {
 
   cachedChunks(meta: SnapshotMeta, from: number, to: number): Chunk[] {
     return this.byKind[meta.kind].chunks.slice(from, to + 1);
+  }
+
+  async thinChunks(meta: SnapshotMeta, from: number, to: number): Promise<ThinChunk[]> {
+    return this.byKind[meta.kind].thinChunks.slice(from, to + 1);
+  }
+
+  async index(meta: SnapshotMeta, name: string): Promise<SnapshotIndex | null> {
+    return this.byKind[meta.kind].indexes.get(name) ?? null;
   }
 }

@@ -5,6 +5,9 @@
  * chunk as they come (body, timestamp, tail, comma): no per-item string.
  */
 import { isoTime, ITEM_TAIL_BYTES } from '../domain/item-renderer.js';
+import type { Kind } from '../domain/kinds.js';
+import { IndexBuilder } from './index-builder.js';
+import type { IndexBlob } from './snapshot-index.js';
 import type { Chunk } from './store.js';
 
 /** A chunk closes once it holds this many bytes… */
@@ -29,6 +32,7 @@ export class ChunkBuilder {
   private readonly starts: number[] = [];
   private readonly timeline: { at: number; firstPos: number }[] = [];
   private readonly views: boolean;
+  private readonly index: IndexBuilder | null;
 
   /**
    * With `views`, a chunk's bytes are a view of the builder's own buffer,
@@ -39,8 +43,10 @@ export class ChunkBuilder {
    * garbage collection every few tens of MB, for the external memory. Without
    * it, each chunk owns its bytes.
    */
-  constructor(options: { views?: boolean } = {}) {
+  constructor(options: { views?: boolean; kind?: Kind } = {}) {
     this.views = options.views ?? false;
+    // With its kind, the builder also makes the snapshot's thin items and filter indexes.
+    this.index = options.kind ? new IndexBuilder(options.kind) : null;
     this.buf = Buffer.allocUnsafeSlow(this.views ? SLAB_BYTES : CHUNK_TARGET_BYTES * 2);
   }
 
@@ -55,15 +61,18 @@ export class ChunkBuilder {
     const iso = isoTime(actualizadoAt);
     const bodyBytes = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length;
     this.ensure(bodyBytes + iso.length + ITEM_TAIL_BYTES.length + 1);
+    const itemStart = this.len;
     this.offsets.push(this.len - this.start);
     if (typeof body === 'string') this.len += this.buf.write(body, this.len, 'utf8');
     else {
       this.buf.set(body, this.len);
       this.len += body.length;
     }
+    const bodyEnd = this.len;
     this.len += this.buf.write(iso, this.len, 'latin1');
     this.buf.set(ITEM_TAIL_BYTES, this.len);
     this.len += ITEM_TAIL_BYTES.length;
+    this.index?.add(this.buf, itemStart, bodyEnd, this.len, this.nextPos - 1);
     this.buf[this.len++] = COMMA;
     if (this.len - this.start >= CHUNK_TARGET_BYTES || this.offsets.length >= CHUNK_MAX_ITEMS) return this.flush();
     return null;
@@ -84,6 +93,7 @@ export class ChunkBuilder {
       offsets,
       bytes: this.views ? bytes : Buffer.from(bytes),
     };
+    if (this.index) chunk.thin = this.index.takeThin(chunk.chunkNo, chunk.firstPos);
     this.starts.push(chunk.firstPos);
     this.offsets = [];
     if (this.views) this.start = this.len;
@@ -109,6 +119,11 @@ export class ChunkBuilder {
   /** First position of each chunk emitted so far. */
   chunkStarts(): Uint32Array {
     return Uint32Array.from(this.starts);
+  }
+
+  /** The snapshot's filter indexes (see snapshot-index.ts), once every item was added; none without a kind. */
+  indexes(): IndexBlob[] {
+    return this.index?.finish() ?? [];
   }
 
   timelineEntries(): { at: number; firstPos: number }[] {

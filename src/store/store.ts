@@ -14,6 +14,10 @@ import type { Kind } from '../domain/kinds.js';
 import type { HashAlgorithm } from '../domain/item-renderer.js';
 import type { CredentialScope } from '../domain/api-keys.js';
 import type { EventStore } from './events.js';
+import type { AuditAction, AuditEntry, AuditEvent } from '../domain/audit.js';
+import type { ThrottlePolicy } from '../domain/sign-in-policy.js';
+
+export type { AuditEntry, AuditEvent } from '../domain/audit.js';
 
 export interface Company {
   id: number;
@@ -32,6 +36,17 @@ export interface Credential {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  /** Refused from this time on; null: never expires. */
+  expiresAt: Date | null;
+}
+
+/** A page of a company's audit trail: newest first, entries with an id below `before`. */
+export interface AuditQuery {
+  /** Only these actions (none: all). */
+  actions?: readonly AuditAction[];
+  /** Only entries older than this id (the last id of the previous page). */
+  before?: number;
+  limit: number;
 }
 
 export interface User {
@@ -64,6 +79,8 @@ export interface ImportJob {
   report: unknown;
   error: string | null;
   snapshotId: number | null;
+  /** When the stored upload was removed (UPLOAD_RETENTION_DAYS after the import ended); it cannot be imported again. */
+  fileRemovedAt: Date | null;
 }
 
 /** One record handed to `writeSnapshot`, already rendered up to its timestamp. */
@@ -148,6 +165,12 @@ export interface SnapshotMeta {
   columns: string[];
   /** When it became live (epoch ms); null while staged. */
   publishedAt: number | null;
+  /**
+   * Whether the import stored its thin chunks and filter indexes (every
+   * snapshot written by this version; older ones are indexed in memory when
+   * first filtered, see CachedChunkSource).
+   */
+  indexed: boolean;
 }
 
 /** A record that an import removed, kept so incremental syncs learn of it. */
@@ -174,6 +197,24 @@ export interface Chunk {
   chunkNo: number;
   firstPos: number;
   offsets: Uint32Array;
+  bytes: Buffer;
+  /** The same items without `data`, made with the chunk by ChunkBuilder (not read back with it). */
+  thin?: ThinChunk;
+}
+
+/**
+ * The items of a chunk without `data` (for `fields=` pages, contract §6),
+ * joined by commas like a chunk's. `bounds` holds, per item, where each
+ * highlighted field's piece starts (`{"id_erp":…`, then `,"nombre":…`, in
+ * kind order) and then where its time starts (`,"actualizado_at":"…"}`): the
+ * item ends one byte before the next item's first bound (the comma), the
+ * last at the end of `bytes`. Offsets from an item's first bound are the same
+ * in its full item, which starts with the same bytes.
+ */
+export interface ThinChunk {
+  chunkNo: number;
+  firstPos: number;
+  bounds: Uint32Array;
   bytes: Buffer;
 }
 
@@ -260,8 +301,45 @@ export interface Store extends EventStore {
    */
   readonly writesWhileStoring: boolean;
 
-  /** Creates or upgrades the schema. Idempotent. */
-  migrate(): Promise<void>;
+  /**
+   * Whether the store copies itself to a file (`backup`, `restore`): SQLite
+   * does; PostgreSQL is backed up with pg_dump / pg_restore instead
+   * (docs/operations.md), and its `backup` and `restore` throw.
+   */
+  readonly backsUpToFile: boolean;
+
+  /**
+   * Creates or upgrades the schema. Idempotent. `to` stops at that version
+   * (tests of upgrades start from the previous release's schema).
+   */
+  migrate(options?: { to?: number }): Promise<void>;
+  /**
+   * The schema version of the database (migrations applied; 0 when new) and
+   * the latest this code knows. Read without migrating, so `mirador migrate
+   * --plan` can say what an upgrade would apply (migration-notes.ts).
+   */
+  schemaVersion(): Promise<{ current: number; latest: number }>;
+  /**
+   * Copies the whole database into the new file `file`, as it was at one
+   * moment, while other connections go on reading and writing.
+   * @example
+   * if (store.backsUpToFile) await store.backup('/backups/mirador-2026-11-25.db');
+   */
+  backup(file: string): Promise<{ bytes: number }>;
+  /**
+   * The database's size on disk, and how much of it is free space that new
+   * writes reuse (SQLite's free pages; PostgreSQL reports 0, its free space
+   * inside tables is not cheap to count).
+   */
+  storageSize(): Promise<{ bytes: number; freeBytes: number }>;
+  /** Whether the database holds no company yet (the only kind `restore` accepts). */
+  isEmpty(): Promise<boolean>;
+  /**
+   * Replaces this empty database with the backup in `file` and closes the
+   * store (open it again, and migrate, to use it). Refuses a database that is
+   * not empty and a file that is not a backup of this kind of store.
+   */
+  restore(file: string): Promise<void>;
   close(): Promise<void>;
   /** Resolves when the storage answers; rejects with StoreUnavailableError. */
   ping(): Promise<void>;
@@ -272,18 +350,52 @@ export interface Store extends EventStore {
   companyById(id: number): Promise<Company | null>;
   listCompanies(): Promise<Company[]>;
 
+  // Audit trail. Methods that change something take an optional `audit`
+  // event, written in the same transaction as the change (and only when the
+  // change happens); `recordAudit` is for actions that change nothing stored
+  // (signing in and out) and for features whose change has no such parameter.
+  /**
+   * Appends one event to its company's trail.
+   *
+   * @example
+   * await store.recordAudit(auditEvent(userActor(email, ip), companyId, 'session.sign_in'));
+   */
+  recordAudit(event: AuditEvent): Promise<void>;
+  /** A company's trail, newest first (see AuditQuery). */
+  listAudit(companyId: number, query: AuditQuery): Promise<AuditEntry[]>;
+  /** Deletes entries older than `before` (epoch ms); returns how many. */
+  sweepAudit(before: number): Promise<number>;
+
+  // Failed sign-ins, shared by every instance over this store (see domain/sign-in-policy.ts)
+  /** Counts a failure of `email` at `now`; returns until when it is locked (0: not locked). */
+  signInFailed(email: string, now: number, policy: ThrottlePolicy): Promise<number>;
+  /** Until when `email` is locked (epoch ms; 0 or past: not locked). */
+  signInLockedUntil(email: string): Promise<number>;
+  /** Forgets the failures of `email` (it signed in). */
+  signInSucceeded(email: string): Promise<void>;
+  /** Deletes the records of failures that no longer count at `now`. */
+  sweepSignInFailures(now: number): Promise<number>;
+
   // Credentials: API keys (scope read) and upload tokens (scope upload)
-  createCredential(input: {
-    companyId: number;
-    scope: CredentialScope;
-    prefix: string;
-    secretHash: Buffer;
-    label: string | null;
-  }): Promise<Credential>;
+  createCredential(
+    input: {
+      companyId: number;
+      scope: CredentialScope;
+      prefix: string;
+      secretHash: Buffer;
+      label: string | null;
+      /** Epoch ms after which it is refused; null or absent: never. */
+      expiresAt?: number | null;
+    },
+    audit?: AuditEvent,
+  ): Promise<Credential>;
   credentialByPrefix(prefix: string): Promise<Credential | null>;
   listCredentials(companyId: number, scope: CredentialScope): Promise<Credential[]>;
-  /** Marks a credential revoked; returns it, or null if the prefix is unknown. Idempotent. */
-  revokeCredential(prefix: string): Promise<Credential | null>;
+  /**
+   * Marks a credential revoked; returns it, or null if the prefix is unknown.
+   * Idempotent: `audit` is only written when this call revoked it.
+   */
+  revokeCredential(prefix: string, audit?: AuditEvent): Promise<Credential | null>;
   /** Records last-use times in one batch (called periodically, never per request). */
   touchCredentials(lastUsed: ReadonlyMap<string, number>): Promise<void>;
 
@@ -292,39 +404,43 @@ export interface Store extends EventStore {
   /** Stores `value` unless a value exists; returns the stored one. */
   initSetting(name: string, value: string): Promise<string>;
   /** Stores `value`, replacing any previous one. */
-  setSetting(name: string, value: string): Promise<void>;
+  setSetting(name: string, value: string, audit?: AuditEvent): Promise<void>;
 
   // Panel users
-  createUser(input: { companyId: number; email: string; passwordHash: string }): Promise<User>;
+  /** `audit.details` gains the new user's `user_id`. */
+  createUser(input: { companyId: number; email: string; passwordHash: string }, audit?: AuditEvent): Promise<User>;
   userByEmail(email: string): Promise<User | null>;
   userById(id: number): Promise<User | null>;
 
   // Column mappings: a company's override of the default mapping, field → column
   getMapping(companyId: number, kind: Kind): Promise<Record<string, string>>;
-  setMapping(companyId: number, kind: Kind, mapping: Record<string, string>): Promise<void>;
+  setMapping(companyId: number, kind: Kind, mapping: Record<string, string>, audit?: AuditEvent): Promise<void>;
 
   // Imports: the durable queue
   /**
    * Stores an upload durably and queues it. Streams `body` into the database;
    * throws UploadTooLargeError (and stores nothing) past `maxBytes`.
    * `onCreated` learns the import's id as soon as it has one, before the
-   * upload is stored (see imports/prepared-import.ts).
+   * upload is stored (see imports/prepared-import.ts). `audit` is written
+   * when the upload is queued, its details gaining `import_id` and `size_bytes`.
    */
   createImport(
     input: { companyId: number; kind: Kind; filename: string; source: string },
     body: AsyncIterable<Buffer>,
     maxBytes: number,
     onCreated?: (id: number) => void,
+    audit?: AuditEvent,
   ): Promise<ImportJob>;
   /**
    * Queues a new import of the same company, kind and file as import `id`,
    * copying its stored upload (the panel's "re-apply the last file", after a
    * mapping change). `source` says who asked. Null when `id` is unknown.
+   * `audit.details` gains the new import's `import_id`.
    *
    * @example
    * const again = await store.copyImport(last.id, 'panel');
    */
-  copyImport(id: number, source: string): Promise<ImportJob | null>;
+  copyImport(id: number, source: string, audit?: AuditEvent): Promise<ImportJob | null>;
   importById(id: number): Promise<ImportJob | null>;
   /** Newest first. */
   listImports(companyId: number, kind?: Kind, limit?: number): Promise<ImportJob[]>;
@@ -340,8 +456,11 @@ export interface Store extends EventStore {
   failImport(id: number, error: string, report: unknown): Promise<void>;
   /** Holds a running import's staged snapshot for an administrator's decision (the mass-deletion guard). */
   holdImport(id: number, snapshotId: number, report: unknown): Promise<void>;
-  /** Rejects an import awaiting confirmation: its staged snapshot is discarded. Idempotent. */
-  rejectImport(id: number, report: unknown): Promise<void>;
+  /**
+   * Rejects an import awaiting confirmation: its staged snapshot is discarded.
+   * Idempotent: `audit` is only written when this call rejected it.
+   */
+  rejectImport(id: number, report: unknown, audit?: AuditEvent): Promise<void>;
   /**
    * Puts running imports whose worker is gone back in the queue (or fails them
    * after too many attempts). A worker is gone when `isGone(worker,
@@ -408,6 +527,22 @@ export interface Store extends EventStore {
   readChunks(snapshotId: number, fromChunk: number, toChunk: number): Promise<Chunk[]>;
   findRecord(snapshotId: number, idErp: string): Promise<RecordRef | null>;
   /**
+   * Thin chunks `fromChunk..toChunk` (inclusive) of an indexed snapshot, in
+   * order: its items without `data`, for `fields=` pages.
+   *
+   * @example
+   * const [thin] = await store.readThinChunks(snapshotId, 0, 0);
+   */
+  readThinChunks(snapshotId: number, fromChunk: number, toChunk: number): Promise<ThinChunk[]>;
+  /**
+   * One of an indexed snapshot's filter indexes by name (`eq:estado`, `q`,
+   * `range:fecha`; see store/snapshot-index.ts), as stored; null when it has none.
+   *
+   * @example
+   * const blob = await store.readIndex(snapshotId, 'eq:estado');
+   */
+  readIndex(snapshotId: number, name: string): Promise<Buffer | null>;
+  /**
    * Stores precompressed segments of a published snapshot's chunks (see
    * ChunkSegment), replacing any already there for the same chunks. Does
    * nothing when the snapshot is gone (swept meanwhile).
@@ -440,4 +575,12 @@ export interface Store extends EventStore {
   finishSegmentPass(snapshotId: number): Promise<void>;
   /** Deletes superseded snapshots older than `supersededBefore` and abandoned staged ones, with their chunks and segments. */
   sweepSnapshots(supersededBefore: number): Promise<number>;
+  /**
+   * Removes the stored files of imports that ended (succeeded, failed or
+   * rejected) before `endedBefore`, marking each import's `fileRemovedAt`;
+   * queued, running and held imports keep theirs. Returns how many were removed.
+   * @example
+   * await store.sweepUploads(Date.now() - config.uploadRetentionMs);
+   */
+  sweepUploads(endedBefore: number): Promise<number>;
 }

@@ -152,6 +152,41 @@ describe('mirador pull', () => {
     ]);
   });
 
+  test('--where and --fields (issue 17): a subset, thin, kept in sync by --state as records enter and leave it', async () => {
+    const { key: k2, company } = await companyWithKey(store, 'subset-pull');
+    const notice = (id: string, estado: string, cliente = 'C1') => ({
+      fields: [id, null, '2026-01-02', cliente, null, 'x', estado, null],
+      cells: [id, estado],
+      line: 2,
+    });
+    const load = (at: number, rows: ReturnType<typeof notice>[]) =>
+      replaceRecords(store, { companyId: company.id, kind: 'avisos-correctivo', columns: ['ID', 'ESTADO'], at }, rows);
+    await load(T1, [notice('A1', 'abierto'), notice('A2', 'abierto'), notice('A3', 'cerrado'), notice('A4', 'pendiente', 'C2')]);
+    const args = ['avisos-correctivo', '--key', k2, '--where', 'cliente_id_erp=C1', '--where', 'estado=abierto', '--where', 'estado=pendiente', '--fields', 'estado'];
+    const run = async () => {
+      const r = await pull([...args, '--state', file('sub.state.json'), '--format', 'csv', '-o', file('sub.csv'), '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      return r.json();
+    };
+    assert.equal((await run()).fetched, 2, 'a first run brings the subset only');
+    assert.deepEqual(csvRows('sub.csv'), [
+      { id_erp: 'A1', estado: 'abierto', actualizado_at: new Date(T1).toISOString() },
+      { id_erp: 'A2', estado: 'abierto', actualizado_at: new Date(T1).toISOString() },
+    ]);
+    // A1 closes (leaves), A3 reopens (enters), A4 moves to C1 (enters), A2 is removed.
+    await load(T2, [notice('A1', 'cerrado'), notice('A3', 'pendiente'), notice('A4', 'pendiente')]);
+    await run();
+    assert.deepEqual(csvRows('sub.csv').map((r) => `${r.id_erp} ${r.estado}`), ['A3 pendiente', 'A4 pendiente']);
+    const other = await pull(['avisos-correctivo', '--key', k2, '--where', 'estado=abierto', '--state', file('sub.state.json'), '--format', 'csv', '-o', file('sub.csv')]);
+    assert.notEqual(other.code, 0);
+    assert.match(other.stderr, /belongs to another pull/);
+    const bad = await pull(['avisos-correctivo', '--key', k2, '--where', 'estado']);
+    assert.match(bad.stderr, /--where must be field=value/);
+    const refused = await pull(['clientes', '--key', k2, '--where', 'estado=abierto']);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /"estado" does not apply to clientes/);
+  });
+
   test('a column added by a later export widens the csv; older rows get it empty', async () => {
     const own = await companyWithKey(store, 'widening');
     const target = { companyId: own.company.id, kind: 'clientes' as const };

@@ -12,7 +12,8 @@ import { bearer, request } from '../helpers/http.js';
 import { mirador, serveProcess } from '../helpers/cli.js';
 import { wideCustomersCsv } from '../helpers/csv.js';
 import { tempDir } from '../helpers/stores.js';
-import { sleep } from '../helpers/timing.js';
+import { waitUntil } from '../helpers/timing.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 describe('mirador serve lifecycle', () => {
   const dir = tempDir();
@@ -31,7 +32,8 @@ describe('mirador serve lifecycle', () => {
       await request(`${server.baseUrl}/v1/clientes?limit=0`, { headers: bearer(key) });
       const fake = 'upl_abcdefgh_ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ';
       await request(`${server.baseUrl}/v1/clientes`, { headers: bearer(fake) });
-      await sleep(200);
+      // Each request's line is written after its response: wait for all five, not for a guessed time.
+      await waitUntil('five request log lines', () => server.logs.filter((l) => l.includes('"msg":"request"')).length >= 5);
     } finally {
       await server.stop();
     }
@@ -58,35 +60,45 @@ describe('mirador serve lifecycle', () => {
     assert.equal(mirador(['import', 'stop', 'clientes', file], env).code, 0);
     const server = await serveProcess(env);
 
-    // A big page (several MB) read slowly stays in flight across the signal.
+    // A big page (several MB) whose reader stays paused until new connections are refused:
+    // in flight across the signal however slow the machine is.
+    let started = false;
+    let resume = () => {};
     const body = new Promise<{ status: number; length: number; json: () => any }>((resolve, reject) => {
       get(`${server.baseUrl}/v1/clientes?limit=1000`, { headers: bearer(key), agent: false }, (res) => {
         res.pause();
+        started = true;
         const parts: Buffer[] = [];
-        setTimeout(() => {
+        resume = () => {
           res.on('data', (c: Buffer) => parts.push(c));
           res.on('end', () => {
             const all = Buffer.concat(parts);
             resolve({ status: res.statusCode!, length: all.length, json: () => JSON.parse(all.toString()) });
           });
           res.resume();
-        }, 1500);
+        };
       }).on('error', reject);
     });
-    await sleep(300);
+    await waitUntil('the big page to start', () => started);
     // An import queued now, running when the signal arrives, must end completed.
     const big = join(dir.path, 'big.csv');
     writeFileSync(big, wideCustomersCsv(6000, 150, () => 'nuevo'));
     const queued = mirador(['import', 'stop', 'clientes', big, '--no-wait', '--json'], env).json();
-    let sawRunning = false;
-    for (let i = 0; i < 100 && !sawRunning; i++) {
-      sawRunning = mirador(['imports', 'stop', '--json'], env).json()[0].status === 'running';
-      if (!sawRunning) await sleep(50);
+    // Watched through the database file directly: a `mirador imports` per look would be slower than the import.
+    const watcher = new SqliteStore(join(dir.path, 'mirador.db'));
+    try {
+      await waitUntil('the import to run', async () => (await watcher.importById(queued.id))?.status === 'running', 60_000, 5);
+    } finally {
+      await watcher.close();
     }
-    assert.ok(sawRunning, 'the import was running when the signal came');
     const exited = server.stop('SIGTERM');
-    await sleep(200);
-    await assert.rejects(request(`${server.baseUrl}/v1/sandbox/clientes`), /ECONNREFUSED|ECONNRESET|socket hang up/);
+    await waitUntil('new connections to be refused', () =>
+      request(`${server.baseUrl}/v1/sandbox/clientes`).then(
+        () => false,
+        (err: Error) => /ECONNREFUSED|ECONNRESET|socket hang up/.test(err.message),
+      ),
+    );
+    resume();
     const inFlight = await body;
     assert.equal(inFlight.status, 200);
     assert.ok(inFlight.length > 1_000_000, `${inFlight.length} bytes`);

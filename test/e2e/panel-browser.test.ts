@@ -22,7 +22,7 @@ import { sqliteFactory, tempDir } from '../helpers/stores.js';
 
 const SAMPLES = new URL('../../../test/fixtures/csv/samples/', import.meta.url);
 
-describe('panel in Chromium', { skip: browserSkip(), timeout: 180_000 }, () => {
+describe('panel in Chromium', { skip: browserSkip(), timeout: 600_000 }, () => {
   let store: Store;
   let cleanup: () => Promise<void>;
   let server: PanelServer;
@@ -89,34 +89,44 @@ describe('panel in Chromium', { skip: browserSkip(), timeout: 180_000 }, () => {
     await page.goto(`${server.baseUrl}/panel/kinds/articulos`);
     // Held in the queue for a moment so the page's waiting state can be seen, and slowed so the upload shows progress.
     await server.pauseImports();
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 256 * 1024 });
-    await page.setInputFiles('#file', fileURLToPath(new URL('articulos.csv', SAMPLES)));
-    // The drop zone names the chosen file and its size, in the page's language.
-    assert.match(await page.textContent('[data-drop-file]') ?? '', /^Elegido: articulos\.csv \(\d+(,\d)? KB\)$/);
-    await page.click('#upload-form button[type=submit]');
-    await page.waitForSelector('[data-step="upload"][data-state="active"]');
-    await page.waitForFunction(() => {
-      const bar = (globalThis as any).document.getElementById('import-progress');
-      return bar && bar.value > 0 && bar.value < 100;
-    });
-    await page.waitForSelector('#import-status:has-text("En cola")');
-    assert.equal(await page.getAttribute('[data-step="upload"]', 'data-state'), 'done');
-    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
-    await screenshot(page, 'upload-queued');
-    server.resumeImports();
-    await page.waitForSelector('[data-step="publish"][data-state="done"]');
-    assert.match(await page.textContent('[data-step-count="read"]') ?? '', /^300 filas$/);
-    assert.match(await page.textContent('[data-step-count="publish"]') ?? '', /^300 nuevos, 0 modificados, 0 eliminados$/);
-    await page.click('#report-link');
-    await page.waitForURL(/\/panel\/imports\/\d+#report$/);
-    await page.waitForSelector('#report');
-    assert.match(await page.textContent('#report') ?? '', /Filas leídas\s*300/);
-    assert.match(await page.textContent('h1') ?? '', /Importación \d+: Artículos/);
-    await noProblems('import-report');
-    await page.click('text=Volver a Artículos');
-    assert.equal(await page.locator('tbody tr').first().locator('td').nth(4).textContent(), 'Correcta');
-    await noProblems('kind-articulos');
+    // Resumed whatever happens: a failure here must not leave the next tests' imports queued.
+    try {
+      const cdp = await context.newCDPSession(page);
+      await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 256 * 1024 });
+      await page.setInputFiles('#file', fileURLToPath(new URL('articulos.csv', SAMPLES)));
+      // The drop zone names the chosen file and its size, in the page's language.
+      assert.match(await page.textContent('[data-drop-file]') ?? '', /^Elegido: articulos\.csv \(\d+(,\d)? KB\)$/);
+      // Every value the progress bar takes is recorded in the page as it is set: on a busy machine
+      // the upload can be over before a poll of the bar would catch it midway.
+      await page.evaluate(() => {
+        const g = globalThis as any;
+        g.progressSeen = [];
+        const bar = g.document.getElementById('import-progress');
+        new g.MutationObserver(() => g.progressSeen.push(Number(bar.value))).observe(bar, { attributes: true, attributeFilter: ['value'] });
+      });
+      await page.click('#upload-form button[type=submit]');
+      await page.waitForSelector('[data-step="upload"][data-state="active"]');
+      await page.waitForFunction(() => (globalThis as any).progressSeen.some((v: number) => v > 0 && v < 100));
+      await page.waitForSelector('#import-status:has-text("En cola")');
+      assert.equal(await page.getAttribute('[data-step="upload"]', 'data-state'), 'done');
+      await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+      await screenshot(page, 'upload-queued');
+      server.resumeImports();
+      await page.waitForSelector('[data-step="publish"][data-state="done"]');
+      assert.match(await page.textContent('[data-step-count="read"]') ?? '', /^300 filas$/);
+      assert.match(await page.textContent('[data-step-count="publish"]') ?? '', /^300 nuevos, 0 modificados, 0 eliminados$/);
+      await page.click('#report-link');
+      await page.waitForURL(/\/panel\/imports\/\d+#report$/);
+      await page.waitForSelector('#report');
+      assert.match(await page.textContent('#report') ?? '', /Filas leídas\s*300/);
+      assert.match(await page.textContent('h1') ?? '', /Importación \d+: Artículos/);
+      await noProblems('import-report');
+      await page.click('text=Volver a Artículos');
+      assert.equal(await page.locator('tbody tr').first().locator('td').nth(4).textContent(), 'Correcta');
+      await noProblems('kind-articulos');
+    } finally {
+      server.resumeImports();
+    }
   });
 
   test('a mapping change: saved, the last file imported again, and the API serves the new column', async () => {

@@ -19,7 +19,7 @@ async function* once(bytes: Buffer) {
   yield bytes;
 }
 
-describe('panel pages: accessibility, layout and screenshots', { skip: browserSkip(), timeout: 180_000 }, () => {
+describe('panel pages: accessibility, layout and screenshots', { skip: browserSkip(), timeout: 600_000 }, () => {
   let store: Store;
   let cleanup: () => Promise<void>;
   let server: PanelServer;
@@ -122,6 +122,7 @@ describe('panel pages: accessibility, layout and screenshots', { skip: browserSk
           ['webhooks', '/panel/webhooks'],
           ['webhook', `/panel/webhooks/${ids.webhook}`],
           ['webhook-delete', `/panel/webhooks/${ids.webhook}/delete`],
+          ['audit', '/panel/audit'],
           ['not-found', '/panel/imports/999999'],
         ];
         for (const [name, path] of pages) {
@@ -139,6 +140,7 @@ describe('panel pages: accessibility, layout and screenshots', { skip: browserSk
         await check(page, errors, 'token-created');
         await page.goto(`${base}/panel/keys`);
         await page.fill('#label', 'Cuadro de mando de dirección');
+        await page.selectOption('#expires_in', '90d');
         await page.click('button:has-text("Crear clave")');
         await check(page, errors, 'key-created');
         await page.goto(`${base}/panel/webhooks`);
@@ -147,6 +149,8 @@ describe('panel pages: accessibility, layout and screenshots', { skip: browserSk
         await page.click('button:has-text("Añadir endpoint")');
         await page.waitForSelector('#new-secret');
         await check(page, errors, 'webhook-created');
+        await page.goto(`${base}/panel/audit?action=key`);
+        await check(page, errors, 'audit-filtered');
         await page.goto(`${base}/panel/kinds/clientes/mapping`);
         await page.selectOption('#map-nombre', 'NOMBRE');
         await page.click('button:has-text("Guardar mapeo")');

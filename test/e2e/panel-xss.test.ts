@@ -21,7 +21,7 @@ declare const window: any;
 
 const HOSTILE = readFileSync(fileURLToPath(new URL('../../../test/fixtures/csv/hostile.csv', import.meta.url)));
 
-describe('panel escaping in Chromium', { skip: browserSkip(), timeout: 180_000 }, () => {
+describe('panel escaping in Chromium', { skip: browserSkip(), timeout: 600_000 }, () => {
   let store: Store;
   let cleanup: () => Promise<void>;
   let server: PanelServer;

@@ -94,7 +94,11 @@ export function watchForErrors(page: Page, errors: string[]) {
 }
 
 export async function newContext(browser: Browser, viewport = DESKTOP, options: { bypassCSP?: boolean } = {}): Promise<BrowserContext> {
-  return browser.newContext({ viewport, locale: 'es-ES', bypassCSP: options.bypassCSP ?? false });
+  const context = await browser.newContext({ viewport, locale: 'es-ES', bypassCSP: options.bypassCSP ?? false });
+  // Playwright's 30 s defaults are bounds on a hang, not on speed: a busy machine gets room.
+  context.setDefaultTimeout(120_000);
+  context.setDefaultNavigationTimeout(120_000);
+  return context;
 }
 
 /** Whether the focused element shows a focus ring someone can see (an outline at least 2 px wide). */

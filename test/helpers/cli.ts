@@ -37,7 +37,7 @@ export function serveProcess(env: Record<string, string>, args: string[] = []): 
   });
   const logs: string[] = [];
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${logs.join('\n')}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${logs.join('\n')}`)), 120_000);
     const onLine = (line: string) => {
       logs.push(line);
       try {

@@ -55,7 +55,7 @@ export async function credentialFor(store: Store, companyId: number, scope: Cred
 }
 
 /** Waits until an import has ended; returns it. */
-export async function waitForImport(store: Store, id: number, timeoutMs = 20_000): Promise<ImportJob> {
+export async function waitForImport(store: Store, id: number, timeoutMs = 120_000): Promise<ImportJob> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const job = await store.importById(id);

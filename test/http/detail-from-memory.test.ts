@@ -222,7 +222,7 @@ for (const factory of await storeFactories()) {
         await other.close();
       }
       // SQLite: at once. PostgreSQL: once the notification is read, within moments.
-      const deadline = Date.now() + 3000;
+      const deadline = Date.now() + 60_000;
       let after = await request(warm.url(path), { headers: bearer(key) });
       while (after.headers.etag === before.headers.etag && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 20));

@@ -32,8 +32,8 @@ describe('the /docs page in Chromium', { skip: browserSkip(), timeout: 180_000 }
       if (m.type() === 'error') problems.push(`console: ${m.text()}`);
     });
     await page.goto(`${server.baseUrl}/docs`);
-    await page.waitForSelector('a[href^="#tag/"]', { state: 'attached', timeout: 60_000 });
-    await page.waitForSelector('h1', { timeout: 60_000 });
+    await page.waitForSelector('a[href^="#tag/"]', { state: 'attached', timeout: 120_000 });
+    await page.waitForSelector('h1', { timeout: 120_000 });
     return page;
   }
 

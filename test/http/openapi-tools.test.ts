@@ -184,7 +184,7 @@ describe('third-party OpenAPI tools find nothing (issue 21)', () => {
     const wrongKey = `api_zzzzzzzz_${'a'.repeat(40)}`;
     for (const [template, item] of Object.entries<any>(doc.paths)) {
       const sandbox = template.startsWith('/v1/sandbox/');
-      const base = template.replace('/{id_erp}', '');
+      const base = template.replace(/\/\{id_erp\}.*$/, ''); // a related path (issue 17) takes its parent's id
       const path = template.replace('{id_erp}', encodeURIComponent(ids[base] ?? ''));
       const auth = sandbox ? {} : bearer(key);
       for (const method of ['GET', 'HEAD']) {
@@ -214,6 +214,7 @@ describe('third-party OpenAPI tools find nothing (issue 21)', () => {
           await direct(id, 401, path, method, await send(`${server.baseUrl}${path}`, method));
         }
         if (template.endsWith('{id_erp}')) await through(id, 404, `${base}/no-such-record`, method, auth);
+        else if (template.includes('{id_erp}')) await through(id, 404, template.replace('{id_erp}', 'no-such-record'), method, auth);
         await through(id, 414, `${path}?pad=${'b'.repeat(9000)}`, method, auth);
         // Mirador answers a 431 and closes while the hop may still be sending the 17 KB head: when the
         // connection resets first, the hop (and so Prism) sees no answer at all. Sent again then.

@@ -1,4 +1,5 @@
 /** Issue 7, point 1: GET /openapi.json — valid OpenAPI 3.1, complete, and true to the API. */
+import { RELATED } from '../../src/http/api/subset-docs.js';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
@@ -38,6 +39,8 @@ describe('OpenAPI document', () => {
   test('documents every endpoint of contract §1.1: GET and HEAD, real and sandbox, list and detail', () => {
     const expected = [
       ...KINDS.flatMap((k) => [`/v1/${k}`, `/v1/${k}/{id_erp}`, `/v1/sandbox/${k}`, `/v1/sandbox/${k}/{id_erp}`]),
+      // Related records (issue 17).
+      ...RELATED.flatMap(({ parent, child }) => [`/v1/${parent}/{id_erp}/${child}`, `/v1/sandbox/${parent}/{id_erp}/${child}`]),
       '/v1/estado',
       '/v1/sandbox/estado',
       '/v1/eventos',
@@ -55,19 +58,20 @@ describe('OpenAPI document', () => {
       const sandbox = path.startsWith('/v1/sandbox/');
       assert.deepEqual(get.security, sandbox ? [] : [{ bearerAuth: [] }, { apiKeyHeader: [] }], path);
       const params = get.parameters.map((p: any) => deref(doc, p)).map((p: any) => `${p.in}:${p.name}`);
-      if (path.endsWith('{id_erp}')) assert.ok(params.includes('path:id_erp'), path);
+      if (path.includes('{id_erp}')) assert.ok(params.includes('path:id_erp'), path);
+      if (path.endsWith('{id_erp}')) assert.ok(params.includes('query:fields'), path);
       else if (path.endsWith('/eventos')) {
-        // The event feed pages like a list, with no snapshots or tombstones.
+        // The event feed pages like a list, with no snapshots, tombstones or subsets.
         assert.deepEqual(params.filter((p: string) => p.startsWith('query:')).sort(), ['query:limit', 'query:offset', 'query:updated_since'], path);
         assert.ok(!get.responses['410'], path);
       } else if (!path.endsWith('/estado')) {
-        for (const q of ['limit', 'offset', 'updated_since', 'include_deleted', 'snapshot']) assert.ok(params.includes(`query:${q}`), `${path} ${q}`);
+        for (const q of ['limit', 'offset', 'updated_since', 'include_deleted', 'snapshot', 'q', 'fields']) assert.ok(params.includes(`query:${q}`), `${path} ${q}`);
         assert.ok(get.responses['410'], `${path} documents 410 snapshot_expired`);
       }
       assert.ok(params.includes('header:If-None-Match') && params.includes('header:X-Request-Id'), path);
       const statuses = Object.keys(get.responses);
       for (const s of ['200', '304', '400', '404', '414', '429', '431', '500', '503']) {
-        if (s === '404' && !path.endsWith('{id_erp}')) continue;
+        if (s === '404' && !path.includes('{id_erp}')) continue;
         assert.ok(statuses.includes(s), `${path} documents ${s}`);
       }
       assert.equal(statuses.includes('401'), !sandbox, `${path}: 401 only where a key is needed`);
@@ -205,7 +209,8 @@ describe('OpenAPI document', () => {
   });
 
   describe('the response check used by every API suite', () => {
-    const detail = () => request(`${server.baseUrl}/v1/sandbox/obras/${encodeURIComponent(doc.paths['/v1/sandbox/obras/{id_erp}'].get.parameters[0].example)}`);
+    const detailId = () => doc.paths['/v1/sandbox/obras/{id_erp}'].get.parameters.find((p: any) => p.name === 'id_erp').example;
+    const detail = () => request(`${server.baseUrl}/v1/sandbox/obras/${encodeURIComponent(detailId())}`);
 
     test('refuses a body with a key the contract does not have', async () => {
       const res = await detail();

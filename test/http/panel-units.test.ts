@@ -1,12 +1,14 @@
 /** The panel's small parts on their own: escaping, the sign-in throttle, passwords, return paths, translations. */
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
+import { afterFailure } from '../../src/domain/sign-in-policy.js';
+import { sqliteFactory } from '../helpers/stores.js';
 import { hashPassword, verifyPassword } from '../../src/domain/passwords.js';
 import { previewMapping, resolveMapping } from '../../src/imports/column-mapping.js';
 import { escapeHtml, html } from '../../src/http/panel/html.js';
 import { translator } from '../../src/http/panel/i18n.js';
 import { safePanelPath } from '../../src/http/panel/panel-context.js';
-import { SignInThrottle } from '../../src/http/panel/sign-in-throttle.js';
+import { SignInThrottle, StoreThrottleBackend } from '../../src/http/panel/sign-in-throttle.js';
 
 describe('panel html', () => {
   test('escapeHtml escapes the five characters that matter in content and quoted attributes', () => {
@@ -23,40 +25,49 @@ describe('panel html', () => {
   });
 });
 
-describe('sign-in throttle', () => {
-  test('the fifth failure locks the email for 15 minutes; success clears; other emails are free', () => {
+describe('sign-in throttle (over a SQLite store)', () => {
+  let store: Awaited<ReturnType<typeof sqliteFactory.create>>;
+  before(async () => {
+    store = await sqliteFactory.create();
+  });
+  after(async () => store?.cleanup());
+
+  test('the fifth failure locks the email for 15 minutes; success clears; other emails are free', async () => {
     let now = 1_000_000;
-    const throttle = new SignInThrottle(undefined, () => now);
-    for (let i = 1; i <= 4; i++) assert.equal(throttle.failed('a@x'), 0, `failure ${i}`);
-    assert.equal(throttle.retryAfter('a@x'), 0);
-    assert.equal(throttle.failed('a@x'), 900);
-    assert.equal(throttle.retryAfter('a@x'), 900);
-    assert.equal(throttle.retryAfter('b@x'), 0);
+    const throttle = new SignInThrottle(new StoreThrottleBackend(store.store), undefined, () => now);
+    for (let i = 1; i <= 4; i++) assert.equal(await throttle.failed('a@x'), 0, `failure ${i}`);
+    assert.equal(await throttle.retryAfter('a@x'), 0);
+    assert.equal(await throttle.failed('a@x'), 900);
+    assert.equal(await throttle.retryAfter('a@x'), 900);
+    assert.equal(await throttle.retryAfter('b@x'), 0);
     now += 600_000;
-    assert.equal(throttle.retryAfter('a@x'), 300);
+    assert.equal(await throttle.retryAfter('a@x'), 300);
     now += 300_001;
-    assert.equal(throttle.retryAfter('a@x'), 0);
+    assert.equal(await throttle.retryAfter('a@x'), 0);
     // Right after a lock, one more failure locks again.
-    assert.equal(throttle.failed('a@x'), 900);
-    throttle.succeeded('a@x');
-    assert.equal(throttle.retryAfter('a@x'), 0);
+    assert.equal(await throttle.failed('a@x'), 900);
+    await throttle.succeeded('a@x');
+    assert.equal(await throttle.retryAfter('a@x'), 0);
   });
 
-  test('failures spread beyond the window start over', () => {
+  test('failures spread beyond the window start over; the sweep forgets records that no longer count', async () => {
     let now = 0;
-    const throttle = new SignInThrottle(undefined, () => now);
-    for (let i = 0; i < 4; i++) throttle.failed('a@x');
+    const throttle = new SignInThrottle(new StoreThrottleBackend(store.store), undefined, () => now);
+    for (let i = 0; i < 4; i++) await throttle.failed('c@x');
     now += 16 * 60_000;
-    assert.equal(throttle.failed('a@x'), 0);
+    assert.equal(await throttle.failed('c@x'), 0);
+    assert.equal(await store.store.sweepSignInFailures(now), 0, 'the window that just began still counts');
+    assert.equal(await store.store.sweepSignInFailures(now + 15 * 60_000 + 1), 1);
   });
+});
 
-  test('memory is bounded: the least recently failed emails are forgotten first', () => {
-    const throttle = new SignInThrottle({ maxFailures: 2, windowMs: 60_000, lockMs: 60_000, maxEntries: 3 });
-    throttle.failed('old');
-    throttle.failed('old');
-    assert.ok(throttle.retryAfter('old') > 0);
-    for (const e of ['b', 'c', 'd']) throttle.failed(e);
-    assert.equal(throttle.retryAfter('old'), 0);
+describe('afterFailure', () => {
+  test('counts within the window, locks at the limit, and starts the next window after the lock', () => {
+    const policy = { maxFailures: 2, windowMs: 100, lockMs: 1000 };
+    const one = afterFailure(null, 10, policy);
+    assert.deepEqual(one, { failures: 1, firstAt: 10, lockedUntil: 0, expiresAt: 110 });
+    assert.deepEqual(afterFailure(one, 20, policy), { failures: 1, firstAt: 1020, lockedUntil: 1020, expiresAt: 1120 });
+    assert.deepEqual(afterFailure(one, 111, policy), { failures: 1, firstAt: 111, lockedUntil: 0, expiresAt: 211 });
   });
 });
 

@@ -20,6 +20,10 @@ const ENCODE = {
   'utf-16le': (text: string) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]),
 };
 
+/** Whether some 2 to 4 bytes are a whole multi-byte UTF-8 character (é€– is E9 80 96). */
+const holdsUtf8Char = (bytes: Buffer) =>
+  bytes.some((b, i) => b >= 0xc2 && [2, 3, 4].some((n) => i + n <= bytes.length && isUtf8(bytes.subarray(i, i + n))));
+
 const quote = (cell: string): string => (/[;"\r\n]/.test(cell) ? `"${cell.replaceAll('"', '""')}"` : cell);
 
 it('reads back any table exactly, in any chunking', async () => {
@@ -40,7 +44,8 @@ it('reads back any table exactly, in any chunking', async () => {
         const text = [columns, ...rows].map((row) => row.map(quote).join(';')).join(eol) + (finalBreak ? eol : '');
         const bytes = ENCODE[encoding](text);
         // Windows-1252 text that happens to be valid UTF-8 (Ñ€ is D1 80, Cyrillic р) reads as UTF-8: a real ambiguity.
-        fc.pre(!(encoding === 'windows-1252' && !isAscii(bytes) && isUtf8(bytes)));
+        // Holding such a pair and other accents, it mixes encodings and is refused (decode-bytes.property.test.ts).
+        fc.pre(!(encoding === 'windows-1252' && !isAscii(bytes) && (isUtf8(bytes) || holdsUtf8Char(bytes))));
         const result = await readAll(bytes, [...new Set(cuts)].sort((a, b) => a - b));
         assert.deepEqual(result.columns, columns);
         assert.deepEqual(

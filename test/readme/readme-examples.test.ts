@@ -97,7 +97,7 @@ describe('README examples', () => {
   });
 
   test('the section marks every example, and these are all of them', () => {
-    assert.deepEqual([...examples.keys()].sort(), ['client', 'client-sync', 'curl-key', 'curl-sandbox', 'pull-nightly', 'pull-sandbox', 'webhook-receiver']);
+    assert.deepEqual([...examples.keys()].sort(), ['client', 'client-subset', 'client-sync', 'curl-key', 'curl-sandbox', 'pull-nightly', 'pull-sandbox', 'pull-subset', 'webhook-receiver']);
   });
 
   test('curl: the sandbox', async () => {
@@ -179,6 +179,32 @@ describe('README examples', () => {
     } finally {
       child.kill();
     }
+  });
+
+  test('the client subset example type-checks and runs (issue 17)', async () => {
+    writeFileSync(join(dir.path, 'subset.mts'), example('client-subset'));
+    writeFileSync(
+      join(dir.path, 'tsconfig.subset.json'),
+      JSON.stringify({ compilerOptions: { module: 'nodenext', target: 'es2022', strict: true, noEmit: true, types: ['node'], skipLibCheck: true }, files: ['subset.mts'] }),
+    );
+    const tsc = await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.subset.json'], { cwd: dir.path, env });
+    assert.equal(tsc.code, 0, tsc.stdout + tsc.stderr);
+    writeFileSync(join(dir.path, 'subset.mjs'), example('client-subset'));
+    const r = await run(process.execPath, ['subset.mjs'], { cwd: dir.path, env });
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.trim().split('\n');
+    const works = (await request(`${server.baseUrl}/v1/sandbox/obras?cliente_id_erp=C000011&estado=EN%20CURSO&estado=ACEPTADA`)).json();
+    assert.ok(lines.includes(`${works.total} works of C000011 under way or accepted`), r.stdout);
+    assert.ok(lines[0]!.startsWith('C0'), r.stdout);
+  });
+
+  test('npx mirador pull --where: a subset of the sandbox into CSV (issue 17)', async () => {
+    const r = await sh('pull-subset');
+    assert.equal(r.code, 0, r.stderr);
+    const rows = parse(readFileSync(join(dir.path, 'pendientes.csv')), { columns: true }) as Record<string, string>[];
+    const api = (await request(`${server.baseUrl}/v1/sandbox/avisos-correctivo?estado=PENDIENTE&estado=EN%20CURSO&limit=1000`)).json();
+    assert.deepEqual(rows.map((x) => x.id_erp), api.items.map((i: { id_erp: string }) => i.id_erp));
+    assert.deepEqual(Object.keys(rows[0]!), ['id_erp', 'fecha', 'cliente_id_erp', 'estado', 'actualizado_at']);
   });
 
   test('npx mirador pull: the sandbox into CSV', async () => {

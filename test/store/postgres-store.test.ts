@@ -108,7 +108,8 @@ describe('PostgreSQL adapter', { skip: factory.skip }, () => {
     const store = await PostgresStore.connect(`postgres://postgres@127.0.0.1:${port}/mirador`);
     try {
       const ms = await unavailableWithin(store.credentialByPrefix('abcd1234'));
-      assert.ok(ms >= 1500 && ms < 4000, `${ms} ms`);
+      // At the connect timeout (2 s), not never: the upper bound leaves room for a busy machine.
+      assert.ok(ms >= 1500 && ms < 20_000, `${ms} ms`);
     } finally {
       await store.close();
       for (const s of sockets) s.destroy();
@@ -127,7 +128,7 @@ describe('PostgreSQL adapter', { skip: factory.skip }, () => {
           .rows[0].n,
       );
     const waitFor = async (what: string, check: () => Promise<boolean>) => {
-      const deadline = Date.now() + 5000;
+      const deadline = Date.now() + 60_000;
       while (!(await check())) {
         if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
         await new Promise((r) => setTimeout(r, 20));

@@ -13,7 +13,7 @@ import { freshPostgresDatabase, postgresFactory, tempDir } from '../helpers/stor
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { generateCredential } from '../../src/domain/api-keys.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { awayFromMinuteBoundary, sleep } from '../helpers/timing.js';
+import { awayFromMinuteBoundary, sleep, waitUntil } from '../helpers/timing.js';
 
 const pg = await postgresFactory();
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -54,8 +54,10 @@ describe('several instances on one PostgreSQL', { skip: pg.skip }, () => {
       status = mirador(['imports', 'multi', '--json'], env).json().find((j: { id: number }) => j.id === queued.id).status;
     }
     assert.equal(status, 'succeeded');
-    await sleep(300);
-    const starts = servers.flatMap((s) => s.logs.filter((l) => l.includes('"import started"') && l.includes(`"importId":${queued.id}`)));
+    // The worker's line reaches this process through a pipe: wait for it, then check no other worker logged one.
+    const startedLines = () => servers.flatMap((s) => s.logs.filter((l) => l.includes('"import started"') && l.includes(`"importId":${queued.id}`)));
+    await waitUntil('the import started line', () => startedLines().length > 0);
+    const starts = startedLines();
     assert.equal(starts.length, 1, 'exactly one worker took it');
     const job = mirador(['imports', 'multi', '--json'], env).json().find((j: { id: number }) => j.id === queued.id);
     assert.equal(job.report.inserted, 5000);
@@ -92,8 +94,10 @@ describe('several instances on one PostgreSQL', { skip: pg.skip }, () => {
       status = mirador(['imports', 'multi', '--json'], env).json().find((j: { id: number }) => j.id === id).status;
     }
     assert.equal(status, 'succeeded');
-    await sleep(300);
-    const starts = servers.flatMap((s) => s.logs.filter((l) => l.includes('"import started"') && l.includes(`"importId":${id}`)));
+    // The worker's line reaches this process through a pipe: wait for it, then check no other worker logged one.
+    const startedLines = () => servers.flatMap((s) => s.logs.filter((l) => l.includes('"import started"') && l.includes(`"importId":${id}`)));
+    await waitUntil('the import started line', () => startedLines().length > 0);
+    const starts = startedLines();
     assert.equal(starts.length, 1, 'exactly one worker took it');
     for (const s of servers) {
       const body = (await request(`${s.baseUrl}/v1/clientes?limit=1`, { headers: bearer(key) })).json();
@@ -146,7 +150,7 @@ describe('mirador serve --workers', () => {
         const { key } = mirador(['key', 'create', 'w', '--json'], env).json();
         const server = await serveProcess(env, ['--workers', '2']);
         try {
-          for (let i = 0; i < 50 && server.logs.filter((l) => l.includes('"mirador listening"')).length < 2; i++) await sleep(100);
+          await waitUntil('two HTTP processes listening', () => server.logs.filter((l) => l.includes('"mirador listening"')).length >= 2);
           const pids = new Set(server.logs.filter((l) => l.includes('"mirador listening"')).map((l) => JSON.parse(l).pid));
           assert.equal(pids.size, 2, 'two HTTP processes');
           for (let i = 0; i < 20; i++) {
@@ -187,18 +191,14 @@ describe('losing the database', { skip: pg.skip }, () => {
         assert.equal(res.status, 503);
         assert.equal(res.json().error, 'unavailable');
         assert.ok(Number(res.headers['retry-after']) >= 1);
-        assert.ok(Date.now() - started < 5000, `answered in ${Date.now() - started} ms`);
+        // Not hanging on the lost database: bounded by its 2 s connect timeout, with room for a busy machine.
+        assert.ok(Date.now() - started < 20_000, `answered in ${Date.now() - started} ms`);
       }
       assert.equal((await request(`${server.baseUrl}/readyz`)).status, 503);
       assert.equal((await request(`${server.baseUrl}/healthz`)).status, 200, 'the process itself is fine');
 
       await proxy.restore();
-      let status = 0;
-      for (let i = 0; i < 50 && status !== 200; i++) {
-        status = (await get('/v1/clientes')).status;
-        if (status !== 200) await sleep(200);
-      }
-      assert.equal(status, 200, 'back without a restart');
+      await waitUntil('answers again without a restart', async () => (await get('/v1/clientes')).status === 200, 60_000, 200);
       assert.equal((await request(`${server.baseUrl}/readyz`)).status, 200);
       assert.equal(server.child.exitCode, null, 'never crashed');
     } finally {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { ImportWorker } from '../../src/imports/import-worker.js';
 import { prepareImport } from '../../src/imports/apply-import.js';
-import { confirmHeldImport } from '../../src/imports/held-imports.js';
+import { confirmHeldImport, rejectHeldImport } from '../../src/imports/held-imports.js';
 import type { ImportReport } from '../../src/imports/import-report.js';
 import type { Kind } from '../../src/domain/kinds.js';
 import type { StagedRecord, Store } from '../../src/store/store.js';
@@ -16,6 +16,7 @@ import { itemBodies } from '../../src/store/chunk-builder.js';
 import { constants, crc32, gunzipSync, inflateRawSync } from 'node:zlib';
 import { csv, customersCsv, CSV_CUSTOMER_HEADER, wideCustomersCsv } from '../helpers/csv.js';
 import { bearer, request } from '../helpers/http.js';
+import { waitUntil } from '../helpers/timing.js';
 import type { StoreFactory } from '../helpers/stores.js';
 import { companyWithKey, startServer, type TestServer } from '../helpers/test-server.js';
 
@@ -143,6 +144,14 @@ export function importSuite(factory: StoreFactory) {
       ['no id column', csv([['NOMBRE', 'CIF'], ['x', 'y']]), /id_erp/, null],
       ['undecodable bytes', Buffer.concat([Buffer.from('\ufeffCODIGO;NOMBRE\r\nC1;ok\r\nC2;'), Buffer.from([0xff, 0xfe, 0x41]), Buffer.from('\r\n')]), /line 3/i, 3],
       ['an empty file', Buffer.alloc(0), /empty/i, null],
+      // Issue 18, point 2: a UTF-8 export with one Windows-1252 byte was read whole as Windows-1252.
+      [
+        'a UTF-8 file with one Windows-1252 byte (mixed encodings)',
+        Buffer.concat([Buffer.from('CODIGO;01_NOMBRE_COMERCIAL\r\nC1;Ferretería Ibáñez\r\n', 'utf8'), Buffer.from('C2;Mart\xedn\r\n', 'latin1')]),
+        /^Line 3 holds the byte 0xED, which is not UTF-8, but line 2 holds UTF-8 text/,
+        3,
+      ],
+      ['a Windows-1252 file holding 0x81', Buffer.from('CODIGO;01_NOMBRE_COMERCIAL\r\nC1;Espa\xf1a\r\nC2;\x81\r\n', 'latin1'), /^Line 3 holds the byte 0x81, which has no character in Windows-1252/, 3],
       ['another kind’s export', csv([['CODIGO', 'PRECIO_VENTA', 'UNIDAD_MEDIDA'], ['A1', '1', 'M']]), /another kind|no column/i, null],
       ['an empty id_erp', csv([CSV_CUSTOMER_HEADER, ['C1', 'a', 'b', 'c', 'd', 'e', 'f'], ['  ', 'a', 'b', 'c', 'd', 'e', 'f']]), /line 3 has an empty id_erp/i, 3],
     ];
@@ -213,10 +222,10 @@ export function importSuite(factory: StoreFactory) {
       });
       const applied = (await worker.runOnce())!;
       assert.equal(applied.job.id, job.id);
-      await new Promise((r) => setTimeout(r, 50));
+      // Until a reader has seen the new snapshot (PostgreSQL: once the notification is read), however long that takes.
+      await waitUntil('a reader to see the new snapshot', () => seen.has('new'));
       done = true;
       await Promise.all(readers);
-      assert.ok(seen.has('new'));
       assert.deepEqual(new Set((await list(key)).items.map((i: { nombre: string }) => i.nombre)), new Set(['new']));
     });
 
@@ -255,6 +264,24 @@ export function importSuite(factory: StoreFactory) {
       const b = await run(threaded, there.company.id, 'clientes', ragged);
       assert.equal(b.error?.code, 'ragged_row');
       assert.deepEqual(strip(b), strip(a));
+    });
+
+    test('a byte that is not UTF-8 after thousands of UTF-8 rows fails the import, parsed here or in its own thread, and nothing is published', async () => {
+      const threaded = new ImportWorker(store, { snapshotRetentionMs: 60_000, threadFromBytes: 0 });
+      const utf8 = csv([CSV_CUSTOMER_HEADER, ...Array.from({ length: 5000 }, (_, i) => [`C${i}`, `Ferretería Ibáñez ${i}`, '', '', '', '', ''])], { encoding: 'utf-8' });
+      const late = Buffer.concat([utf8, Buffer.from('C9999;Mart\xedn;;;;;\r\n', 'latin1')]);
+      for (const [label, w] of [['here', worker], ['in its own thread', threaded]] as const) {
+        const { company, key } = await companyWithKey(store, `late-byte-${label.replaceAll(' ', '-')}`);
+        await importFile(company.id, 'clientes', customersCsv(30));
+        const before = await request(`${server.baseUrl}/v1/clientes?limit=1000`, { headers: bearer(key) });
+        await store.createImport({ companyId: company.id, kind: 'clientes', filename: 'late.csv', source: 'test' }, body(late), 1 << 30);
+        const report = (await w.runOnce())!.report;
+        assert.equal(report.status, 'failed', label);
+        assert.deepEqual([report.error?.code, report.error?.line], ['mixed_encodings', 5002], label);
+        assert.match(report.error!.message, /^Line 5002 holds the byte 0xED, which is not UTF-8, but line 2 holds UTF-8 text/);
+        const afterFail = await request(`${server.baseUrl}/v1/clientes?limit=1000`, { headers: bearer(key) });
+        assert.deepEqual(afterFail.body, before.body, `${label}: the previous data keeps serving`);
+      }
     });
 
     test('a chain of MD5 snapshots (a database from before SHA-256) goes on with MD5: the next import, in this thread or its own, finds its unchanged rows', async () => {
@@ -333,7 +360,7 @@ export function importSuite(factory: StoreFactory) {
         await before(company.id);
         const next = await queue(company.id, changedFile);
         const early = await prepare(next, changedFile);
-        // By public id: SQLite may give a discarded snapshot's id to the next one.
+        // By public id, which is what a client sees.
         const earlyPublicId = (await store.snapshotMeta(early.snapshot.snapshotId))!.publicId;
         await meanwhile(company.id);
         const stale = (await worker.runOnce(early))!;
@@ -370,6 +397,81 @@ export function importSuite(factory: StoreFactory) {
       await store.sweepSnapshots(Date.now());
       await confirmHeldImport(store, company.id, job.id);
       assert.equal((await list(key)).total, 50);
+    });
+
+    // Issue 18, point 1: articulos.csv uploaded as obras replaced 80 works with 300 articles whose
+    // nombre, cliente_id_erp and estado were all null (80 < 100: the mass-deletion guard let it through).
+    const sample = (kind: Kind) => readFileSync(new URL(`../../../test/fixtures/csv/samples/${kind}.csv`, import.meta.url));
+
+    test('column-drift guard, live data: a header sharing fewer than half of its names is held whatever the counts; confirm applies it', async () => {
+      const { company, key } = await companyWithKey(store, 'drift-live');
+      assert.equal((await importFile(company.id, 'obras', sample('obras'))).status, 'succeeded');
+      const before = await request(`${server.baseUrl}/v1/obras?limit=1000`, { headers: bearer(key) });
+      const held = await importFile(company.id, 'obras', sample('articulos'), 'articulos.csv');
+      assert.equal(held.status, 'awaiting_confirmation');
+      assert.equal(held.guard, null, 'not the mass-deletion guard: 80 records is under its 100');
+      const drift = held.column_drift!;
+      assert.deepEqual([drift.shared, drift.columns, drift.live_columns, drift.appeared_count, drift.disappeared_count], [6, 60, 50, 54, 44]);
+      assert.ok(drift.appeared.includes('PRECIO_VENTA') && drift.disappeared.includes('NOMBRE') && drift.disappeared.includes('CLIENTE'));
+      assert.ok(!drift.appeared.includes('CODIGO') && !drift.disappeared.includes('CODIGO'), 'shared names are in neither list');
+      assert.equal((await store.importById(held.import_id))!.status, 'awaiting_confirmation');
+      const meanwhile = await request(`${server.baseUrl}/v1/obras?limit=1000`, { headers: bearer(key) });
+      assert.deepEqual(meanwhile.body, before.body, 'the works keep serving');
+      await confirmHeldImport(store, company.id, held.import_id);
+      assert.equal((await list(key, 'obras')).total, 300);
+
+      // Exactly half of the names shared: applied; fewer: held, even with every record the same.
+      const header = (names: string[]) => csv([names, ['O1', ...names.slice(1).map(() => 'x')]]);
+      const { company: other } = await companyWithKey(store, 'drift-half');
+      await importFile(other.id, 'obras', header(['CODIGO', 'NOMBRE', 'X1', 'X2']));
+      assert.equal((await importFile(other.id, 'obras', header(['CODIGO', 'NOMBRE', 'Y1', 'Y2']))).status, 'succeeded');
+      const fewer = await importFile(other.id, 'obras', header(['CODIGO', 'NOMBRE', 'Z1', 'Z2', 'Z3']));
+      assert.equal(fewer.status, 'awaiting_confirmation');
+      assert.deepEqual([fewer.deleted, fewer.column_drift!.appeared, fewer.column_drift!.disappeared], [0, ['Z1', 'Z2', 'Z3'], ['Y1', 'Y2']]);
+    });
+
+    test('column-drift guard, no data yet: a header another kind fits clearly better is held, saying which kind; reject keeps nothing', async () => {
+      const { company, key } = await companyWithKey(store, 'drift-first');
+      const held = await importFile(company.id, 'obras', sample('articulos'), 'articulos.csv');
+      assert.equal(held.status, 'awaiting_confirmation');
+      assert.equal(held.column_drift, null);
+      assert.equal(held.other_kind!.kind, 'articulos');
+      assert.deepEqual(held.other_kind!.fits.articulos, { fed: 3, unfed: 0 });
+      assert.deepEqual(held.other_kind!.fits.obras, { fed: 1, unfed: 3 });
+      assert.equal(await store.liveSnapshotId(company.id, 'obras'), null, 'nothing published');
+      await rejectHeldImport(store, company.id, held.import_id);
+      assert.equal(await store.liveSnapshotId(company.id, 'obras'), null);
+      assert.equal((await request(`${server.baseUrl}/v1/obras`, { headers: bearer(key) })).json().total, 0);
+      // Each sample export as its own kind is not held, nor a header that fits two kinds alike
+      // (works' and notices' DESCRIPCION, CLIENTE, ESTADO).
+      for (const kind of ['clientes', 'articulos', 'obras', 'avisos-correctivo'] as const) {
+        const { company: own } = await companyWithKey(store, `drift-own-${kind}`);
+        assert.equal((await importFile(own.id, kind, sample(kind))).status, 'succeeded', kind);
+      }
+      const alike = csv([['CODIGO', 'CLIENTE', 'DESCRIPCION', 'ESTADO'], ['N1', 'C1', 'Fuga', 'abierto']]);
+      for (const kind of ['obras', 'avisos-correctivo'] as const) {
+        const { company: own } = await companyWithKey(store, `drift-alike-${kind}`);
+        assert.equal((await importFile(own.id, kind, alike)).status, 'succeeded', kind);
+      }
+    });
+
+    test('a prepared import held by the column-drift guard waits, and is confirmed like any other', async () => {
+      const { company, key } = await companyWithKey(store, 'prepared-drift');
+      const file = sample('articulos');
+      const job = await store.createImport({ companyId: company.id, kind: 'obras', filename: 'articulos.csv', source: 'test' }, body(file), 1 << 30);
+      const prepared = await prepareImport(store, { ...job, kind: 'obras' }, body(file));
+      const ran = (await worker.runOnce(prepared))!;
+      assert.equal(ran.prepared, true);
+      assert.deepEqual([ran.report.status, ran.report.other_kind?.kind], ['awaiting_confirmation', 'articulos']);
+      await confirmHeldImport(store, company.id, job.id);
+      assert.equal((await list(key, 'obras')).total, 300);
+      // With data now, obras.csv shares too few names with the articles' header.
+      const works = sample('obras');
+      const next = await store.createImport({ companyId: company.id, kind: 'obras', filename: 'obras.csv', source: 'test' }, body(works), 1 << 30);
+      const ran2 = (await worker.runOnce(await prepareImport(store, { ...next, kind: 'obras' }, body(works))))!;
+      assert.equal(ran2.prepared, true);
+      assert.equal(ran2.report.status, 'awaiting_confirmation');
+      assert.equal(ran2.report.column_drift!.shared, 6);
     });
 
     test('the report is kept with the import', async () => {

@@ -24,7 +24,8 @@ const HOSTILE = readFileSync(new URL('../../../test/fixtures/csv/hostile.csv', i
 
 /** Polls the status URL the upload answered, as the client script does, until the import ends. */
 async function followImport(client: PanelClient, statusUrl: string) {
-  for (let i = 0; i < 400; i++) {
+  // A bound on a hang, not on speed: a busy machine imports slowly.
+  for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
     const res = await client.get(statusUrl, { accept: 'application/json' });
     assert.equal(res.status, 200, res.text);
     const job = res.json().import;
@@ -167,6 +168,11 @@ export function panelDataSuite(factory: StoreFactory) {
       const read = await request(`${server.baseUrl}/v1/articulos`, { headers: bearer(token) });
       assert.equal(read.status, 401);
       assert.equal(read.json().error, 'unauthorized');
+      // Issue 18, point 3: the message says what the credential is (it said "unknown, malformed or revoked").
+      assert.match(read.json().message, /^This is an upload token \(upl_…\), not an API key/);
+      assert.match(read.headers['www-authenticate'] as string, /^Bearer/);
+      const byHeader = await request(`${server.baseUrl}/v1/articulos/A1`, { headers: { 'x-api-key': token } });
+      assert.match(byHeader.json().message, /upload token/);
       assert.equal((await request(`${server.baseUrl}/v1/articulos`, { headers: bearer(key.token) })).json().total, 3);
 
       // Listed, then revoked from the panel: refused at once.
@@ -311,6 +317,40 @@ export function panelDataSuite(factory: StoreFactory) {
       assert.equal((await client.post(`/panel/imports/${again.id}/reject`)).status, 404, 'decided once');
       const live = await store.liveSnapshotId(company.id, 'articulos');
       assert.equal((await store.snapshotMeta(live!))!.count, 4);
+    });
+
+    // Issue 18, point 1, through the panel's two doors: the form and an upload token.
+    test('the column-drift guard holds uploads from the form and with a token: the page says which kind it looks like, or which columns changed', async () => {
+      const { client, company } = await signedIn(server, store, 'drift');
+      const sample = (kind: string) => readFileSync(new URL(`../../../test/fixtures/csv/samples/${kind}.csv`, import.meta.url));
+      const fromForm = await client.upload('obras', sample('articulos'));
+      assert.equal(fromForm.status, 201, fromForm.text);
+      const first = await waitForImport(store, fromForm.json().import_id);
+      assert.equal(first.status, 'awaiting_confirmation');
+      const page = await client.get(`/panel/imports/${first.id}`);
+      assert.match(page.text, /Pendiente de confirmación/);
+      assert.match(page.text, /Parece una exportación de Artículos, no de Obras: el mapeo de Artículos encuentra 3 de sus campos y el de Obras solo 1\./);
+      assert.equal((await client.post(`/panel/imports/${first.id}/reject`)).status, 303);
+
+      const token = await credentialFor(store, company.id, 'upload');
+      const put = async (kind: string, file: string) => {
+        const res = await request(`${server.baseUrl}/panel/api/imports/${kind}`, { method: 'PUT', headers: bearer(token.token), body: sample(file) });
+        assert.equal(res.status, 202, res.text());
+        return waitForImport(store, res.json().import_id);
+      };
+      assert.equal((await put('obras', 'obras')).status, 'succeeded');
+      const drifted = await put('obras', 'articulos');
+      assert.equal(drifted.status, 'awaiting_confirmation');
+      const status = await request(`${server.baseUrl}/panel/api/imports/${drifted.id}`, { headers: bearer(token.token) });
+      assert.equal(status.json().import.report.column_drift.shared, 6);
+      const held = await client.get(`/panel/imports/${drifted.id}`);
+      assert.match(held.text, /comparte solo 6 de sus 60 columnas con la de los datos que se sirven \(50\)/);
+      assert.match(held.text, /Columnas nuevas: &quot;DESCRIPCION_LARGA&quot;, &quot;FAMILIA&quot;, .* y 34 más\./);
+      assert.match(held.text, /Columnas que desaparecen: &quot;NOMBRE&quot;, .* y 24 más\./);
+      const confirmed = await client.post(`/panel/imports/${drifted.id}/confirm`);
+      assert.equal(confirmed.status, 303);
+      assert.equal((await store.importById(drifted.id))!.status, 'succeeded');
+      assert.equal((await store.snapshotMeta((await store.liveSnapshotId(company.id, 'obras'))!))!.count, 300);
     });
 
     test('everything from files and users is escaped: hostile cells, column names, file names and labels are shown as text', async () => {

@@ -63,7 +63,7 @@ export function storeQueueSuite(factory: StoreFactory) {
         {
           id: job.id, companyId, kind: 'articulos', status: 'queued', filename: 'artículos.csv', sizeBytes: expected.length,
           source: 'token:abcd1234', createdAt: null, startedAt: null, finishedAt: null, rowsRead: 0, bytesRead: 0,
-          attempts: 0, report: null, error: null, snapshotId: null,
+          attempts: 0, report: null, error: null, snapshotId: null, fileRemovedAt: null,
         },
       );
       assert.ok(job.createdAt instanceof Date);

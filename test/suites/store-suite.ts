@@ -68,7 +68,7 @@ export function storeSuite(factory: StoreFactory) {
      */
     const liveOnceSeen = async (companyId: number, idErp: string, snapshotId: number) => {
       await new Promise((r) => setImmediate(r));
-      const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : 3000);
+      const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : 60_000);
       let live = await store.findLiveRecord(companyId, 'clientes', idErp);
       while (live?.snapshotId !== snapshotId && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 10));
@@ -433,7 +433,7 @@ export function storeSuite(factory: StoreFactory) {
       await agrees('A');
       // Once findLiveRecord has found a record, its position is known to both stores without a query
       // (PostgreSQL: once the notification of its own publication has been read and the pointer re-read).
-      const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : 3000);
+      const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : 60_000);
       let again = await agrees('A');
       while (again.cached === undefined && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 10));
@@ -532,6 +532,20 @@ export function storeSuite(factory: StoreFactory) {
       assert.equal(await store.liveSnapshotId(companyId, 'clientes'), live.snapshotId);
       assert.deepEqual((await items(store, live.snapshotId)).map((i) => i.id_erp), ['A', 'B']);
       assert.ok(await store.findRecord(live.snapshotId, 'B'));
+    });
+
+    test('snapshot ids are never reused: the next snapshot after a discarded one gets a new id (issue 24)', async () => {
+      const companyId = await company();
+      const live = await publish(companyId, T1, [staged('A')]);
+      // The newest snapshot of the store, so a reusing id allocator would hand its id out again.
+      const dropped = await store.writeSnapshot(spec(companyId, T2), batches([staged('A', 'dropped')]));
+      const droppedPublicId = (await store.snapshotMeta(dropped.snapshotId))!.publicId;
+      await store.discardSnapshot(dropped.snapshotId);
+      const next = await store.writeSnapshot(spec(companyId, T3), batches([staged('A', 'next')]));
+      assert.ok(next.snapshotId > dropped.snapshotId, `next id ${next.snapshotId} after discarded ${dropped.snapshotId}`);
+      assert.notEqual((await store.snapshotMeta(next.snapshotId))!.publicId, droppedPublicId);
+      await store.discardSnapshot(next.snapshotId);
+      assert.equal(await store.liveSnapshotId(companyId, 'clientes'), live.snapshotId);
     });
 
     test('sweepSnapshots removes superseded snapshots, never the live one', async () => {

@@ -12,7 +12,10 @@
  * ```
  */
 export { Mirador, type MiradorOptions } from './mirador.js';
-export { KindResource, type AllParams, type CallOptions, type ListParams } from './resource.js';
+export {
+  ClientesResource, KindResource, ObrasResource,
+  type AllParams, type CallOptions, type FieldName, type FilterField, type ListParams, type RelatedList, type SubsetParams,
+} from './resource.js';
 export {
   AuthenticationError, ConnectionError, InvalidRequestError, MiradorError, NotFoundError, RateLimitError, ServerError,
   SnapshotExpiredError,

@@ -3,7 +3,7 @@
  * resource per kind. It needs nothing but `fetch` (Node 18+, browsers, Deno).
  */
 import type { Articulo, AvisoCorrectivo, Cliente, ItemsByKind, KindName, Obra } from './items.js';
-import { KindResource } from './resource.js';
+import { ClientesResource, KindResource, ObrasResource } from './resource.js';
 import { defaultSleep, Transport, type RetryInfo, type Sleep } from './transport.js';
 
 /**
@@ -56,11 +56,11 @@ export interface MiradorOptions {
  */
 export class Mirador {
   /** Customers. */
-  readonly clientes: KindResource<Cliente>;
+  readonly clientes: ClientesResource<Cliente, Obra, AvisoCorrectivo>;
   /** Articles. */
   readonly articulos: KindResource<Articulo>;
   /** Works. */
-  readonly obras: KindResource<Obra>;
+  readonly obras: ObrasResource<Obra, AvisoCorrectivo>;
   /** Corrective-maintenance notices (`/v1/avisos-correctivo`). */
   readonly avisosCorrectivo: KindResource<AvisoCorrectivo>;
   /** The base URL, without a trailing slash. */
@@ -98,17 +98,17 @@ export class Mirador {
       maxRetryWaitMs: options.maxRetryWaitMs ?? 120_000,
       onRetry: options.onRetry ?? null,
     });
-    const resource = <K extends KindName>(kind: K) =>
-      new KindResource<ItemsByKind[K]>(transport, `${sandbox ? '/v1/sandbox/' : '/v1/'}${kind}`);
+    const path = (kind: KindName) => `${sandbox ? '/v1/sandbox/' : '/v1/'}${kind}`;
+    const resource = <K extends KindName>(kind: K) => new KindResource<ItemsByKind[K]>(transport, path(kind));
+    this.clientes = new ClientesResource<Cliente, Obra, AvisoCorrectivo>(transport, path('clientes'));
+    this.obras = new ObrasResource<Obra, AvisoCorrectivo>(transport, path('obras'));
     this.resources = {
-      clientes: resource('clientes'),
+      clientes: this.clientes,
       articulos: resource('articulos'),
-      obras: resource('obras'),
+      obras: this.obras,
       'avisos-correctivo': resource('avisos-correctivo'),
     };
-    this.clientes = this.resources.clientes;
     this.articulos = this.resources.articulos;
-    this.obras = this.resources.obras;
     this.avisosCorrectivo = this.resources['avisos-correctivo'];
   }
 

@@ -27,6 +27,43 @@ export interface ListParams {
   snapshot?: string;
 }
 
+/** A highlighted text field of an item: what an equality filter names. */
+export type FilterField<T> = {
+  [K in keyof T]-?: K extends 'data' | 'actualizado_at' ? never : T[K] extends string | null ? K : never;
+}[keyof T] &
+  string;
+
+/** A key `fields` may keep: a highlighted field, or `data` as a whole. */
+export type FieldName<T> = Exclude<keyof T, 'actualizado_at'> & string;
+
+/**
+ * Which records and which keys (contract §6): equality filters on highlighted
+ * text fields (a list means any of them, `null` means the field is null; different
+ * fields must all match), ranges, a word search, and the keys to keep. Filters
+ * that do not apply to the kind are refused by the server (InvalidRequestError).
+ *
+ * @example
+ * ```ts
+ * await client.obras.list({ cliente_id_erp: 'C000001', estado: ['abierto', 'pendiente'] });
+ * await client.clientes.list({ q: 'ferr iba', fields: ['nombre'] });
+ * await client.avisosCorrectivo.list({ fecha_desde: '2026-11-01', obra_id_erp: null });
+ * ```
+ */
+export type SubsetParams<T> = { [K in FilterField<T>]?: string | null | readonly (string | null)[] } & {
+  /** Every word is a prefix of a word of `nombre`, or of the whole `id_erp`, `codigo` or `cif` (case and accents ignored). */
+  q?: string;
+  /** Only these keys of each item (`id_erp` and `actualizado_at` always). */
+  fields?: readonly FieldName<T>[];
+  /** `fecha` on or after this date, YYYY-MM-DD (avisos-correctivo). */
+  fecha_desde?: string;
+  /** `fecha` on or before this date, YYYY-MM-DD (avisos-correctivo). */
+  fecha_hasta?: string;
+  /** `precio` at least this (articulos). */
+  precio_min?: number;
+  /** `precio` at most this (articulos). */
+  precio_max?: number;
+};
+
 /** Parameters that ask for tombstones: the items are then records or tombstones. */
 type WithDeleted = { includeDeleted: true };
 
@@ -60,8 +97,10 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+const LIST_KEYS = new Set(['limit', 'offset', 'updatedSince', 'includeDeleted', 'snapshot', 'pageSize']);
+
 /** The wire names of the list parameters: the one place a new parameter is added. */
-function listQuery(params: ListParams): Record<string, QueryValue> {
+function listQuery(params: ListParams & Record<string, unknown>): Record<string, QueryValue> {
   const since = params.updatedSince;
   return {
     limit: params.limit,
@@ -69,7 +108,20 @@ function listQuery(params: ListParams): Record<string, QueryValue> {
     updated_since: since instanceof Date ? since.toISOString() : since,
     include_deleted: params.includeDeleted ? 'true' : undefined,
     snapshot: params.snapshot,
+    ...subsetQuery(params),
   };
+}
+
+/** The subset parameters as sent: filters and `q` as given (null as empty), `fields` joined by commas. */
+function subsetQuery(params: Record<string, unknown>): Record<string, QueryValue> {
+  const out: Record<string, QueryValue> = {};
+  for (const [name, value] of Object.entries(params)) {
+    if (LIST_KEYS.has(name) || value === undefined) continue;
+    if (name === 'fields') out.fields = (value as readonly string[]).join(',');
+    else if (Array.isArray(value)) out[name] = value.map((v: unknown) => (v === null ? '' : String(v)));
+    else out[name] = value === null ? '' : String(value);
+  }
+  return out;
 }
 
 /**
@@ -97,11 +149,11 @@ export class KindResource<T extends { id_erp: string }> {
    * const { total, items, has_more, next_offset } = await client.articulos.list({ limit: 100, updatedSince: '2026-11-01' });
    * ```
    */
-  list(params: ListParams & WithDeleted, options?: CallOptions): Promise<ListPage<T | Tombstone>>;
-  list(params?: ListParams & { includeDeleted?: false }, options?: CallOptions): Promise<ListPage<T>>;
-  list(params?: ListParams, options?: CallOptions): Promise<ListPage<T | Tombstone>>;
-  list(params: ListParams = {}, options: CallOptions = {}): Promise<ListPage<T | Tombstone>> {
-    return this.transport.getJson<ListPage<T | Tombstone>>(this.path, listQuery(params), options.signal);
+  list(params: ListParams & SubsetParams<T> & WithDeleted, options?: CallOptions): Promise<ListPage<T | Tombstone>>;
+  list(params?: ListParams & SubsetParams<T> & { includeDeleted?: false }, options?: CallOptions): Promise<ListPage<T>>;
+  list(params?: ListParams & SubsetParams<T>, options?: CallOptions): Promise<ListPage<T | Tombstone>>;
+  list(params: ListParams & SubsetParams<T> = {}, options: CallOptions = {}): Promise<ListPage<T | Tombstone>> {
+    return this.transport.getJson<ListPage<T | Tombstone>>(this.path, listQuery(params as ListParams & Record<string, unknown>), options.signal);
   }
 
   /**
@@ -113,8 +165,9 @@ export class KindResource<T extends { id_erp: string }> {
    * const obra = await client.obras.get('OB000001');
    * ```
    */
-  async get(idErp: string, options: CallOptions = {}): Promise<T> {
-    const body = await this.transport.getJson<{ item: T }>(`${this.path}/${encodeURIComponent(idErp)}`, {}, options.signal);
+  async get(idErp: string, options: CallOptions & { fields?: readonly FieldName<T>[] } = {}): Promise<T> {
+    const query = options.fields ? { fields: options.fields.join(',') } : {};
+    const body = await this.transport.getJson<{ item: T }>(`${this.path}/${encodeURIComponent(idErp)}`, query, options.signal);
     return body.item;
   }
 
@@ -132,11 +185,12 @@ export class KindResource<T extends { id_erp: string }> {
    * }
    * ```
    */
-  pages(params: AllParams & WithDeleted, options?: CallOptions): AsyncGenerator<ListPage<T | Tombstone>, void, undefined>;
-  pages(params?: AllParams & { includeDeleted?: false }, options?: CallOptions): AsyncGenerator<ListPage<T>, void, undefined>;
-  pages(params?: AllParams, options?: CallOptions): AsyncGenerator<ListPage<T | Tombstone>, void, undefined>;
-  async *pages(params: AllParams = {}, options: CallOptions = {}): AsyncGenerator<ListPage<T | Tombstone>, void, undefined> {
-    const base: ListParams = { updatedSince: params.updatedSince, limit: params.pageSize ?? 1000, includeDeleted: params.includeDeleted };
+  pages(params: AllParams & SubsetParams<T> & WithDeleted, options?: CallOptions): AsyncGenerator<ListPage<T | Tombstone>, void, undefined>;
+  pages(params?: AllParams & SubsetParams<T> & { includeDeleted?: false }, options?: CallOptions): AsyncGenerator<ListPage<T>, void, undefined>;
+  pages(params?: AllParams & SubsetParams<T>, options?: CallOptions): AsyncGenerator<ListPage<T | Tombstone>, void, undefined>;
+  async *pages(params: AllParams & SubsetParams<T> = {}, options: CallOptions = {}): AsyncGenerator<ListPage<T | Tombstone>, void, undefined> {
+    const { pageSize, ...rest } = params;
+    const base: ListParams & SubsetParams<T> = { ...rest, limit: pageSize ?? 1000 } as ListParams & SubsetParams<T>;
     let offset = 0;
     for (;;) {
       const page = await this.list({ ...base, offset }, options);
@@ -161,10 +215,70 @@ export class KindResource<T extends { id_erp: string }> {
    * }
    * ```
    */
-  all(params: AllParams & WithDeleted, options?: CallOptions): AsyncGenerator<T | Tombstone, void, undefined>;
-  all(params?: AllParams & { includeDeleted?: false }, options?: CallOptions): AsyncGenerator<T, void, undefined>;
-  all(params?: AllParams, options?: CallOptions): AsyncGenerator<T | Tombstone, void, undefined>;
-  async *all(params: AllParams = {}, options: CallOptions = {}): AsyncGenerator<T | Tombstone, void, undefined> {
+  all(params: AllParams & SubsetParams<T> & WithDeleted, options?: CallOptions): AsyncGenerator<T | Tombstone, void, undefined>;
+  all(params?: AllParams & SubsetParams<T> & { includeDeleted?: false }, options?: CallOptions): AsyncGenerator<T, void, undefined>;
+  all(params?: AllParams & SubsetParams<T>, options?: CallOptions): AsyncGenerator<T | Tombstone, void, undefined>;
+  async *all(params: AllParams & SubsetParams<T> = {}, options: CallOptions = {}): AsyncGenerator<T | Tombstone, void, undefined> {
     for await (const page of this.pages(params, options)) yield* page.items;
+  }
+}
+
+/**
+ * A kind's list filtered on one parent record (`/v1/clientes/{id_erp}/obras`):
+ * the same parameters as `list`; NotFoundError when the parent does not exist.
+ *
+ * @example
+ * ```ts
+ * const works = await client.clientes.obras('C000001', { estado: 'abierto' });
+ * ```
+ */
+export type RelatedList<T> = (parentId: string, params?: ListParams & SubsetParams<T>, options?: CallOptions) => Promise<ListPage<T>>;
+
+/** Makes a RelatedList on `parentPath` (`/v1/clientes`) for the child kind `child` (`obras`). */
+export function relatedList<T extends { id_erp: string }>(transport: Transport, parentPath: string, child: string): RelatedList<T> {
+  return (parentId, params = {}, options = {}) =>
+    transport.getJson<ListPage<T>>(
+      `${parentPath}/${encodeURIComponent(parentId)}/${child}`,
+      listQuery(params as ListParams & Record<string, unknown>),
+      options.signal,
+    );
+}
+
+/**
+ * Customers, with their works and notices.
+ *
+ * @example
+ * ```ts
+ * const open = await client.clientes.avisosCorrectivo('C000001', { estado: 'abierto' });
+ * ```
+ */
+export class ClientesResource<T extends { id_erp: string }, O extends { id_erp: string }, A extends { id_erp: string }> extends KindResource<T> {
+  /** The customer's works. */
+  readonly obras: RelatedList<O>;
+  /** The customer's corrective-maintenance notices. */
+  readonly avisosCorrectivo: RelatedList<A>;
+
+  constructor(transport: Transport, path: string) {
+    super(transport, path);
+    this.obras = relatedList<O>(transport, path, 'obras');
+    this.avisosCorrectivo = relatedList<A>(transport, path, 'avisos-correctivo');
+  }
+}
+
+/**
+ * Works, with their notices.
+ *
+ * @example
+ * ```ts
+ * const notices = await client.obras.avisosCorrectivo('OB000001');
+ * ```
+ */
+export class ObrasResource<T extends { id_erp: string }, A extends { id_erp: string }> extends KindResource<T> {
+  /** The work's corrective-maintenance notices. */
+  readonly avisosCorrectivo: RelatedList<A>;
+
+  constructor(transport: Transport, path: string) {
+    super(transport, path);
+    this.avisosCorrectivo = relatedList<A>(transport, path, 'avisos-correctivo');
   }
 }

@@ -72,7 +72,7 @@ const JITTER = 0.1;
  * const query: Record<string, QueryValue> = { limit: 100, updated_since: undefined };
  * ```
  */
-export type QueryValue = string | number | boolean | undefined;
+export type QueryValue = string | number | boolean | undefined | readonly string[];
 
 /**
  * The real wait, on `setTimeout`.
@@ -115,7 +115,12 @@ export class Transport {
   /** GETs `path` (already encoded) with `query`, retrying as above; resolves to the parsed JSON body. */
   async getJson<T>(path: string, query: Record<string, QueryValue> = {}, signal?: AbortSignal): Promise<T> {
     const url = new URL(this.options.baseUrl + path);
-    for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
+    for (const [name, value] of Object.entries(query)) {
+      if (value === undefined) continue;
+      // A list repeats the parameter (an equality filter's values: any of them).
+      if (Array.isArray(value)) for (const v of value as readonly string[]) url.searchParams.append(name, v);
+      else url.searchParams.set(name, String(value));
+    }
     for (let attempt = 1; ; attempt++) {
       const outcome = await this.attempt(url, signal);
       if (outcome.ok) return outcome.body as T;

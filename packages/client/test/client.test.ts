@@ -77,6 +77,32 @@ describe('the TypeScript client against a real server', () => {
     assert.equal(changed.items[1]!.nombre, 'Renamed Ten');
   });
 
+  test('subsets (issue 17): filters, q, fields, related records, typed', async () => {
+    const obras = (await sandbox.obras.list({ limit: 1000 })).items;
+    const customerId = obras[0]!.cliente_id_erp!;
+    const estados = [...new Set(obras.map((o) => o.estado).filter((e): e is string => e !== null))].slice(0, 2);
+    const filtered = await sandbox.obras.list({ cliente_id_erp: customerId, estado: estados, limit: 1000 });
+    assert.deepEqual(
+      filtered.items.map((o) => o.id_erp),
+      obras.filter((o) => o.cliente_id_erp === customerId && estados.includes(o.estado!)).map((o) => o.id_erp),
+    );
+    assert.deepEqual(
+      (await sandbox.clientes.obras(customerId, { limit: 1000 })).items.map((o) => o.id_erp),
+      obras.filter((o) => o.cliente_id_erp === customerId).map((o) => o.id_erp),
+    );
+    const thin = await sandbox.clientes.list({ q: 'a', fields: ['nombre'], limit: 3 });
+    assert.deepEqual(Object.keys(thin.items[0]!), ['id_erp', 'nombre', 'actualizado_at']);
+    const one = await sandbox.clientes.get(customerId, { fields: ['cif'] });
+    assert.deepEqual(Object.keys(one), ['id_erp', 'cif', 'actualizado_at']);
+    const all: string[] = [];
+    for await (const o of sandbox.obras.all({ cliente_id_erp: customerId, pageSize: 1 })) all.push(o.id_erp);
+    assert.deepEqual(all, obras.filter((o) => o.cliente_id_erp === customerId).map((o) => o.id_erp));
+    await assert.rejects(sandbox.clientes.obras('NOPE'), NotFoundError);
+    await assert.rejects(sandbox.clientes.list({ q: '' }), InvalidRequestError);
+    // @ts-expect-error: clientes have no estado to filter on
+    await assert.rejects(sandbox.clientes.list({ estado: 'abierto' }), InvalidRequestError);
+  });
+
   test('get: one record, its id percent-encoded once', async () => {
     const c = await client.clientes.get('C000010');
     assert.equal(c.nombre, 'Renamed Ten');

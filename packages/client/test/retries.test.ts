@@ -2,14 +2,17 @@
  * Issue 7, point 3: retries (service.md §7) against a fault-injecting HTTP
  * server on port 0 that answers 500s, 503s, 429s, resets and silences before
  * succeeding. Waits go through an injected sleep, so nothing really waits.
+ * Each test gets a server of its own, so a request a test left behind (one
+ * cut short by a timeout, say) can never reach the next test's server.
  */
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { afterEach, beforeEach, describe, test } from 'node:test';
 import {
   AuthenticationError, ConnectionError, InvalidRequestError, Mirador, NotFoundError, RateLimitError, ServerError, type RetryInfo,
 } from '../src/index.js';
+import { defaultSleep } from '../src/transport.js';
 
 type Fault =
   | { status: number; code?: string; retryAfter?: string }
@@ -57,19 +60,17 @@ describe('client retries against a fault-injecting server', () => {
     res.end(JSON.stringify({ ok: true, sandbox: true, total: RECORDS.length, limit, offset, has_more: next < RECORDS.length, next_offset: next, items }));
   }
 
-  before(async () => {
+  beforeEach(async () => {
+    faults = [];
+    seen = [];
+    waits = [];
     server = createServer(answer);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  after(async () => {
+  afterEach(async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
-  });
-  beforeEach(() => {
-    faults = [];
-    seen = [];
-    waits = [];
   });
 
   test('500s are retried with backoff 2 s, 4 s, 8 s until one succeeds', async () => {
@@ -190,12 +191,23 @@ describe('client retries against a fault-injecting server', () => {
 
   test('an abort stops the wait between attempts', async () => {
     faults = [{ status: 500 }];
-    const c = new Mirador({ baseUrl, sandbox: true });
-    const started = Date.now();
-    const err = await c.clientes.list({}, { signal: AbortSignal.timeout(50) }).catch((e: unknown) => e);
-    assert.equal((err as Error).name, 'TimeoutError');
-    assert.ok(Date.now() - started < 1500, 'did not sit out the 2 s backoff');
-    assert.equal(seen.length, 1);
+    const controller = new AbortController();
+    const reason = new Error('stopped by the caller');
+    let wait: 'none' | 'running' | 'ran out' | 'cut short' = 'none';
+    // The real sleep (2 s here), aborted once it has begun: no clock decides the outcome.
+    const sleep = (ms: number, signal?: AbortSignal) => {
+      waits.push(ms);
+      const waiting = defaultSleep(ms, signal);
+      wait = 'running';
+      waiting.then(() => (wait = 'ran out'), () => (wait = 'cut short'));
+      queueMicrotask(() => controller.abort(reason));
+      return waiting;
+    };
+    const err = await client({ sleep }).clientes.list({}, { signal: controller.signal }).catch((e: unknown) => e);
+    assert.equal(err, reason, 'the call rejects with the abort reason');
+    assert.equal(wait, 'cut short', 'the wait itself was aborted');
+    assert.deepEqual(waits, [2000]);
+    assert.equal(seen.length, 1, 'no second attempt after the abort');
   });
 
   test('requests carry the key as Bearer, or nothing on the sandbox, and ask for JSON', async () => {

@@ -1,6 +1,6 @@
 /** Reads the API key from `Authorization: Bearer` or `X-API-Key` (contract §1.8). */
 import type { FastifyRequest } from 'fastify';
-import type { CredentialScope } from '../../domain/api-keys.js';
+import { parseCredential, type CredentialScope } from '../../domain/api-keys.js';
 import type { Credential } from '../../store/store.js';
 import type { CredentialsCache } from '../credentials-cache.js';
 import { ApiError } from '../errors.js';
@@ -36,9 +36,28 @@ export async function authenticate(
   const token = presentedToken(request);
   if (token === null) throw new ApiError('auth_required');
   const credential = await credentials.verify(token, scope);
-  if (!credential) throw new ApiError('unauthorized');
+  if (!credential) {
+    const expired = expiredRefusal(credentials, token, scope);
+    if (expired) throw expired;
+    // An upload token is the one credential a user may well hold and try here: say what it is.
+    if (scope === 'read' && parseCredential(token)?.scope === 'upload') {
+      throw new ApiError(
+        'unauthorized',
+        'This is an upload token (upl_…), not an API key: it only uploads files. Reading /v1 needs an API key (api_…), from the panel or `mirador key create`.',
+      );
+    }
+    throw new ApiError('unauthorized');
+  }
   request.credential = credential;
   return credential;
+}
+
+/** The 401 for a credential refused because it expired, saying so and when; null when it was refused for another reason. */
+export function expiredRefusal(credentials: CredentialsCache, token: string, scope: CredentialScope): ApiError | null {
+  const expired = credentials.expiredAt(token, scope);
+  if (!expired) return null;
+  const what = scope === 'read' ? 'API key' : 'upload token';
+  return new ApiError('unauthorized', `The ${what} expired on ${expired.toISOString()}. Create a new one, switch to it, and revoke this one.`);
 }
 
 declare module 'fastify' {

@@ -19,6 +19,7 @@ import { errorResponses, idErpParameter, notModified, okHeaders, parameters, sch
 import { estadoExamples, sandboxExamples, type KindExamples } from './api-examples.js';
 import { DOCUMENTED_CODES, schemaNames } from './api-schemas.js';
 import { sandboxEvents } from '../../sandbox/sandbox-events.js';
+import { subsetParameters } from './subset-docs.js';
 
 /**
  * Route options that keep the schemas as documentation only: Fastify neither
@@ -114,6 +115,8 @@ export interface ApiDocs {
   eventos(sandbox: boolean): Record<string, unknown>;
   list(kind: Kind, sandbox: boolean): Record<string, unknown>;
   detail(kind: Kind, sandbox: boolean): Record<string, unknown>;
+  /** A related-record list: `child` filtered on `field` = the parent's id_erp (contract §6). */
+  related(parent: Kind, child: Kind, field: string, sandbox: boolean): Record<string, unknown>;
 }
 
 export function apiDocs(sandboxData: SandboxSnapshots): ApiDocs {
@@ -182,7 +185,7 @@ export function apiDocs(sandboxData: SandboxSnapshots): ApiDocs {
           `A page of ${LABEL[kind]}, ordered by \`actualizado_at\` then \`id_erp\`. Follow \`next_offset\` while ` +
           `\`has_more\` is true; with \`updated_since\` the list reads like a change feed. ${where(sandbox)}`,
         sandbox,
-        parameters: [...LIST_QUERY, ...READ_HEADERS],
+        parameters: [...LIST_QUERY, ...subsetParameters(kind), ...READ_HEADERS],
         ok: {
           description: 'A page of records.',
           schema: schemaNames.list(kind, sandbox),
@@ -215,7 +218,7 @@ export function apiDocs(sandboxData: SandboxSnapshots): ApiDocs {
         summary: `Get one of ${kind} by id_erp${sandbox ? ' (sandbox)' : ''}`,
         description: `One of the ${LABEL[kind]}, by its \`id_erp\`. ${where(sandbox)}`,
         sandbox,
-        parameters: [idErpParameter(ex.firstId), ...READ_HEADERS],
+        parameters: [idErpParameter(ex.firstId), ...subsetParameters(kind, false), ...READ_HEADERS],
         ok: {
           description: 'The record.',
           schema: schemaNames.detail(kind, sandbox),
@@ -227,7 +230,29 @@ export function apiDocs(sandboxData: SandboxSnapshots): ApiDocs {
           },
         },
         caching: sandbox ? 'public' : 'private',
-        errors: readCodes({ sandbox, query: false, record: true }),
+        // `fields` can be a 400; no snapshot is read, so none can expire.
+        errors: readCodes({ sandbox, query: true, record: true }).filter((c) => c !== 'snapshot_expired'),
+      });
+    },
+
+    related(parent, child, field, sandbox) {
+      const ex = examples[child];
+      return readOperation({
+        operationId: `list${sandbox ? 'Sandbox' : ''}${ID_NAME[parent]}${LIST_NAME[child]}`,
+        tags: [child],
+        summary: `List the ${child} of one of ${parent}${sandbox ? ' (sandbox)' : ''}`,
+        description:
+          `The ${LABEL[child]} whose \`${field}\` is this record's \`id_erp\`: the list of ${child} filtered on it, with every ` +
+          `list parameter and filter. \`404 not_found\` when the ${parent} record does not exist. ${where(sandbox)}`,
+        sandbox,
+        parameters: [idErpParameter(examples[parent].firstId), ...LIST_QUERY, ...subsetParameters(child), ...READ_HEADERS],
+        ok: {
+          description: 'A page of records.',
+          schema: schemaNames.list(child, sandbox),
+          examples: { sandbox: { summary: `A page with limit=2 (sandbox records)`, value: sandbox ? ex.sandboxList : ex.list } },
+        },
+        caching: sandbox ? 'public' : 'private',
+        errors: readCodes({ sandbox, query: true, record: true }),
       });
     },
   };

@@ -15,10 +15,14 @@ import { authenticate, presentedToken } from './api-auth.js';
 import { ALLOWED_METHODS } from './api-components.js';
 import { apiDocs, DOC_ONLY } from './api-docs.js';
 import { parseListQuery, type ListQuery } from './list-query.js';
+import { parseSubset, type EqualFilter, type Subset } from './subset-query.js';
+import { MatchCache, renderEntries } from './subset-page.js';
+import { firstAtLeast } from '../../store/snapshot-index.js';
 import { sendCacheable, sendCacheableNow, type CacheableBody, type CompressedBodyCache, type Meter } from './send-body.js';
 import { assembleGzip } from './gzip-segments.js';
 import { cachedItems, firstPositionSince, readBodyParts, readItems, type ChunkSource } from './snapshot-reader.js';
 import { mergedPage, renderTombstones, type RenderedTombstone } from './merged-page.js';
+import { RELATED } from './subset-docs.js';
 
 export interface ApiDeps {
   store: Store;
@@ -119,6 +123,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
    * False, with nothing sent or counted, otherwise.
    */
   const detailNow = (request: FastifyRequest<{ Params: { id_erp: string } }>, reply: FastifyReply, kind: Kind): boolean => {
+    // A trimmed item (`fields=`) is put together from its pieces: the general path.
+    if ((request.query as Record<string, unknown>).fields !== undefined) return false;
     let token: string | null;
     try {
       token = presentedToken(request);
@@ -166,6 +172,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
     return meta;
   };
 
+  const matches = new MatchCache();
   const tombstoneCache = new Map<number, Promise<RenderedTombstone[]>>();
   const tombstonesOf = (v: View, meta: SnapshotMeta): Promise<RenderedTombstone[]> => {
     if (v.sandbox) return Promise.resolve(deps.sandbox.byKind[meta.kind].tombstones);
@@ -179,6 +186,35 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
     }
     return hit;
   };
+
+  /** A list, or (with `given`) a related-record list filtered on its parent. */
+  const list = async (request: FastifyRequest, reply: FastifyReply, v: View, kind: Kind, given?: EqualFilter, parent?: () => Promise<void>) => {
+    const raw = request.query as Record<string, string | string[]>;
+    const query = await charged(v, () => parseListQuery(raw));
+    const subset = await charged(v, () => parseSubset(raw, kind, true, given));
+    if (parent) await charged(v, parent);
+    const meta = query.snapshot === null ? v.meta : await charged(v, () => pinned(v, kind, query.snapshot!));
+    const tombstones = query.includeDeleted && meta ? await tombstonesOf(v, meta) : null;
+    return sendList(request, reply, deps, { ...v, meta }, query, subset, tombstones, matches);
+  };
+
+  for (const { parent, child, field } of RELATED) {
+    for (const sandbox of [false, true]) {
+      const url = `${sandbox ? '/v1/sandbox' : '/v1'}/${parent}/:id_erp/${child}`;
+      app.get<{ Params: { id_erp: string } }>(url, { ...DOC_ONLY, schema: docs.related(parent, child, field, sandbox) }, async (request, reply) => {
+        const v = await (sandbox ? sandboxView : realView)(request, reply, child);
+        const idErp = request.params.id_erp;
+        const exists = async () => {
+          const found = sandbox
+            ? deps.sandbox.byKind[parent].records.has(idErp)
+            : Boolean((await deps.store.findLiveRecord(v.companyId!, parent, idErp))?.record);
+          if (!found) throw new ApiError('not_found', `There is no ${parent} record with id_erp "${clip(idErp)}".`);
+        };
+        return list(request, reply, v, child, { field, values: [idErp] }, exists);
+      });
+      registerOtherMethods(app, url, otherMethods);
+    }
+  }
 
   for (const sandbox of [false, true]) {
     const base = sandbox ? '/v1/sandbox' : '/v1';
@@ -214,21 +250,19 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
 
       app.get(base, { ...DOC_ONLY, schema: docs.list(kind, sandbox) }, async (request, reply) => {
         const v = await view(request, reply, kind);
-        const query = await charged(v, () => parseListQuery(request.query as Record<string, string | string[]>));
-        const meta = query.snapshot === null ? v.meta : await charged(v, () => pinned(v, kind, query.snapshot!));
-        const tombstones = query.includeDeleted && meta ? await tombstonesOf(v, meta) : null;
-        return sendList(request, reply, deps, { ...v, meta }, query, tombstones);
+        return list(request, reply, v, kind);
       });
 
       const detail = async (request: FastifyRequest<{ Params: { id_erp: string } }>, reply: FastifyReply) => {
         const idErp = request.params.id_erp;
         const v = await view(request, reply, kind, idErp);
+        const subset = await charged(v, () => parseSubset(request.query as Record<string, string | string[]>, kind, false));
         const record = await charged(v, async () => {
           const found = v.meta === null ? null : await findRecord(deps, v, idErp);
           if (!found) throw new ApiError('not_found', `There is no ${kind} record with id_erp "${clip(idErp)}".`);
           return found;
         });
-        return sendCacheable(request, reply, deps.compressed, detailBody(v, v.meta!, record));
+        return sendCacheable(request, reply, deps.compressed, detailBody(v, v.meta!, record, subset));
       };
       // Most details and 304s are answered from memory with no promise (detailNow); the rest,
       // errors included, take the general path from the start.
@@ -280,17 +314,19 @@ async function findRecord(deps: ApiDeps, v: View, idErp: string): Promise<Record
   return deps.store.findRecord(v.meta!.id, idErp);
 }
 
-function sendList(
+async function sendList(
   request: FastifyRequest,
   reply: FastifyReply,
   deps: ApiDeps,
   v: View,
   q: ListQuery,
+  subset: Subset,
   tombstones: readonly RenderedTombstone[] | null,
+  matches: MatchCache,
 ) {
-  const page = listPage(v, q, tombstones);
+  const page = await listPage(v, q, subset, tombstones, matches);
   // A client following next_offset asks for this next: when the body is compressed, it is prepared meanwhile.
-  const nextPage = page.hasMore ? listPage(v, { ...q, offset: page.nextOffset }, tombstones) : null;
+  const nextPage = page.hasMore ? await listPage(v, { ...q, offset: page.nextOffset }, subset, tombstones, matches) : null;
   return sendCacheable(request, reply, deps.compressed, {
     tag: page.tag,
     cacheControl: v.sandbox ? SANDBOX_CACHE : REAL_CACHE,
@@ -306,11 +342,14 @@ function sendList(
  * One page of a list: its ETag's tag, whether more follow, and its body, read
  * only when needed. With tombstones (include_deleted) the counts come from
  * merging both sequences, so `hasMore` is only known for live-only pages and
- * no next page is prepared for the others.
+ * no next page is prepared for the others. A subset's matches are known
+ * before the page (they are cached per snapshot and filter).
  */
-function listPage(v: View, q: ListQuery, tombstones: readonly RenderedTombstone[] | null) {
+async function listPage(v: View, q: ListQuery, subset: Subset, tombstones: readonly RenderedTombstone[] | null, matches: MatchCache) {
   const meta = v.meta;
-  const tag = `${meta?.publicId ?? 'empty'}.${q.limit}.${q.offset}.${q.updatedSince ?? ''}${tombstones ? '.d' : ''}`;
+  const tag =
+    `${meta?.publicId ?? 'empty'}.${q.limit}.${q.offset}.${q.updatedSince ?? ''}${tombstones ? '.d' : ''}` +
+    (subset.tag ? `.${subset.tag}` : '');
   const envelope = (total: number, returned: number) => {
     const nextOffset = q.offset + returned;
     return (
@@ -319,24 +358,54 @@ function listPage(v: View, q: ListQuery, tombstones: readonly RenderedTombstone[
       `"snapshot":${meta ? JSON.stringify(meta.publicId) : 'null'},"items":[`
     );
   };
+  const source = v.source;
+  const { filters, fields } = subset;
   if (tombstones) {
     return {
       tag,
       hasMore: false,
       nextOffset: q.offset,
       pieces: async () => {
-        const page = await mergedPage(v.source, meta, tombstones, q.updatedSince, q.offset, q.limit);
-        return [Buffer.from(envelope(page.total, page.returned)), ...page.pieces, ITEMS_CLOSE];
+        const page = await mergedPage(source, meta, tombstones, q.updatedSince, q.offset, q.limit);
+        // Filtered: a live record that does not match is sent as a tombstone (contract §6, convergence).
+        const matched = meta && filters ? await matches.matches(source, meta, filters) : null;
+        const isItem = matched ? (pos: number) => matched[firstAtLeast(matched, pos)] === pos : undefined;
+        const items = meta ? await renderEntries(source, meta, page.entries, fields, isItem) : [];
+        return [Buffer.from(envelope(page.total, page.entries.length)), ...items, ITEMS_CLOSE];
       },
+      gzip: undefined,
     };
   }
   const count = meta?.count ?? 0;
   const first = meta && q.updatedSince !== null ? firstPositionSince(meta, q.updatedSince) : 0;
+  if (meta && (filters || fields)) {
+    let total: number;
+    let page: number[];
+    if (filters) {
+      const matched = await matches.matches(source, meta, filters);
+      const k0 = firstAtLeast(matched, first);
+      total = matched.length - k0;
+      const a = Math.min(k0 + q.offset, matched.length);
+      page = Array.from(matched.subarray(a, Math.min(a + q.limit, matched.length)));
+    } else {
+      total = count - first;
+      const a = Math.min(first + q.offset, count);
+      page = Array.from({ length: Math.min(a + q.limit, count) - a }, (_, i) => a + i);
+    }
+    const nextOffset = q.offset + page.length;
+    return {
+      tag,
+      hasMore: nextOffset < total,
+      nextOffset,
+      // Items are not contiguous, so chunk segments do not apply: the body is compressed whole, and cached by ETag.
+      pieces: async () => [Buffer.from(envelope(total, page.length)), ...(await renderEntries(source, meta, page, fields)), ITEMS_CLOSE],
+      gzip: undefined,
+    };
+  }
   const total = count - first;
   const start = Math.min(first + q.offset, count);
   const end = Math.min(start + q.limit, count);
   const nextOffset = q.offset + (end - start);
-  const source = v.source;
   return {
     tag,
     hasMore: nextOffset < total,
@@ -357,8 +426,18 @@ function listPage(v: View, q: ListQuery, tombstones: readonly RenderedTombstone[
 }
 
 /** A detail: `{"ok":true,"item":…}` around the record's bytes. */
-function detailBody(v: View, meta: SnapshotMeta, record: RecordRef): CacheableBody {
+function detailBody(v: View, meta: SnapshotMeta, record: RecordRef, subset?: Subset): CacheableBody {
   const head = v.sandbox ? SANDBOX_ITEM_HEAD : ITEM_HEAD;
+  const fields = subset?.fields;
+  if (fields) {
+    return {
+      tag: `i${record.hash.toString('hex', 0, 12)}.${record.actualizadoAt.toString(36)}${v.sandbox ? '.s' : ''}.${subset!.tag}`,
+      cacheControl: v.sandbox ? SANDBOX_CACHE : REAL_CACHE,
+      vary: v.sandbox ? SANDBOX_VARY : REAL_VARY,
+      meter: v.meter,
+      pieces: async () => [head, ...(await renderEntries(v.source, meta, [record.pos], fields)), ITEM_CLOSE],
+    };
+  }
   return {
     // The item is a function of its content and time: the tag survives imports that leave it alone.
     tag: `i${record.hash.toString('hex', 0, 12)}.${record.actualizadoAt.toString(36)}${v.sandbox ? '.s' : ''}`,

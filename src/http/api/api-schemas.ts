@@ -8,6 +8,7 @@
  * hand in list-query.ts so that every bad value gets the contract's exact
  * message (Ajv's coercion would quietly accept `limit=1.5` or `offset=`).
  */
+import { partialItemName, partialItemSchema } from './subset-docs.js';
 import { KIND_SPECS, KINDS, type FieldSpec, type Kind } from '../../domain/kinds.js';
 import { DEFAULT_MAX_CELL_BYTES, DEFAULT_MAX_COLUMNS } from '../../imports/read-csv.js';
 import { ERROR_CATALOG, type ErrorCode } from '../errors.js';
@@ -225,8 +226,10 @@ function listSchema(kind: Kind, sandbox: boolean) {
       items: {
         type: 'array',
         maxItems: LIMIT_PARAM.maximum,
-        items: { oneOf: [ref(ITEM_NAMES[kind]), ref('Tombstone')] },
-        description: 'Ordered by `actualizado_at`, then `id_erp` in byte order. Tombstones only with `include_deleted=true`.',
+        items: { anyOf: [ref(ITEM_NAMES[kind]), ref(partialItemName(ITEM_NAMES[kind])), ref('Tombstone')] },
+        description:
+          'Ordered by `actualizado_at`, then `id_erp` in byte order. Tombstones only with `include_deleted=true`; ' +
+          'items with only some keys only with `fields`.',
       },
     },
   };
@@ -239,7 +242,11 @@ function detailSchema(kind: Kind, sandbox: boolean) {
     type: 'object',
     required: ['ok', ...(sandbox ? ['sandbox'] : []), 'item'],
     additionalProperties: false,
-    properties: { ok: TRUE, ...(sandbox ? { sandbox: TRUE } : {}), item: ref(ITEM_NAMES[kind]) },
+    properties: {
+      ok: TRUE,
+      ...(sandbox ? { sandbox: TRUE } : {}),
+      item: { anyOf: [ref(ITEM_NAMES[kind]), ref(partialItemName(ITEM_NAMES[kind]))] },
+    },
   };
 }
 
@@ -291,6 +298,7 @@ function errorSchema(status: number) {
 export function sharedSchemas(): { $id: string }[] {
   return [
     ...KINDS.map(itemSchema),
+    ...KINDS.map((kind) => partialItemSchema(kind, ITEM_NAMES[kind], itemSchema(kind))),
     tombstoneSchema(),
     estadoSchema(false),
     estadoSchema(true),

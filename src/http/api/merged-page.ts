@@ -5,26 +5,14 @@
  * how many tombstones precede it (the k-th element of two sorted lists), then
  * by walking both forward: O(log n + limit) reads, whatever the offset.
  */
-import type { Chunk, SnapshotMeta, Tombstone } from '../../store/store.js';
+import type { Chunk, SnapshotMeta } from '../../store/store.js';
+import type { RenderedTombstone } from '../../snapshots/tombstones.js';
 import { chunkIndexOf, firstPositionSince, type ChunkSource } from './snapshot-reader.js';
+import type { PageEntry } from './subset-page.js';
 
-export interface RenderedTombstone {
-  at: number;
-  id: Buffer;
-  json: Buffer;
-}
+// Rendered below the HTTP layer, so the sandbox can render its own (issue 24); kept importable from here.
+export { renderTombstones, type RenderedTombstone } from '../../snapshots/tombstones.js';
 
-export function renderTombstones(list: readonly Tombstone[]): RenderedTombstone[] {
-  return list.map((t) => ({
-    at: t.deletedAt,
-    id: Buffer.from(t.idErp, 'utf8'),
-    json: Buffer.from(
-      `{"id_erp":${JSON.stringify(t.idErp)},"eliminado":true,"actualizado_at":"${new Date(t.deletedAt).toISOString()}"}`,
-    ),
-  }));
-}
-
-const COMMA = Buffer.from(',');
 const ID_PREFIX = Buffer.from('{"id_erp":"');
 
 /** Live items by position, with their sort keys, reading chunks on demand. */
@@ -96,8 +84,8 @@ function firstTombstoneSince(tombstones: readonly RenderedTombstone[], since: nu
 
 export interface MergedPage {
   total: number;
-  returned: number;
-  pieces: Buffer[];
+  /** Live positions and tombstones, in list order (rendered by subset-page.ts's renderEntries). */
+  entries: PageEntry[];
 }
 
 export async function mergedPage(
@@ -114,7 +102,7 @@ export async function mergedPage(
   const n = count - liveFirst;
   const m = tombstones.length - tombFirst;
   const total = n + m;
-  if (offset >= total) return { total, returned: 0, pieces: [] };
+  if (offset >= total) return { total, entries: [] };
   const live = meta ? new LiveItems(source, meta) : null;
 
   // Smallest t (tombstones among the first `offset` merged) whose next tombstone follows the last live item taken.
@@ -131,13 +119,10 @@ export async function mergedPage(
   let p = liveFirst + (offset - lo);
   await live?.load(p, Math.min(count, p + limit));
 
-  const pieces: Buffer[] = [];
-  let returned = 0;
-  while (returned < limit && (p < count || q < tombstones.length)) {
+  const entries: PageEntry[] = [];
+  while (entries.length < limit && (p < count || q < tombstones.length)) {
     const takeLive = q >= tombstones.length || (p < count && (await live!.compare(p, tombstones[q]!)) < 0);
-    if (returned > 0) pieces.push(COMMA);
-    pieces.push(takeLive ? live!.item(p++) : tombstones[q++]!.json);
-    returned++;
+    entries.push(takeLive ? p++ : tombstones[q++]!);
   }
-  return { total, returned, pieces };
+  return { total, entries };
 }

@@ -3,8 +3,11 @@
  * so both are cached in process with no invalidation: a chunk can never go
  * stale, it can only stop being asked for.
  */
-import type { Chunk, ChunkSegment, SnapshotMeta, Store } from '../../store/store.js';
+import type { Chunk, ChunkSegment, SnapshotMeta, Store, ThinChunk } from '../../store/store.js';
+import { ChunkBuilder, itemBodies } from '../../store/chunk-builder.js';
+import { decodeIndex, type SnapshotIndex } from '../../store/snapshot-index.js';
 import { deflateSegment, SEGMENT_CONTEXT_BYTES } from '../../snapshots/chunk-segments.js';
+import type { ChunkSource } from '../../snapshots/chunk-source.js';
 import type { BodyPart } from './gzip-segments.js';
 
 const COMMA = Buffer.from(',');
@@ -51,21 +54,8 @@ export function sliceItems(chunks: readonly Chunk[], start: number, end: number)
   return pieces;
 }
 
-export interface ChunkSource {
-  meta(snapshotId: number): Promise<SnapshotMeta | null>;
-  /** Chunks `from..to` inclusive. */
-  chunks(meta: SnapshotMeta, from: number, to: number): Promise<Chunk[]>;
-  /** The published snapshot's meta when it is in memory; undefined otherwise. */
-  cachedMeta(snapshotId: number): SnapshotMeta | undefined;
-  /** Chunks `from..to` inclusive when all are in memory; undefined otherwise. */
-  cachedChunks(meta: SnapshotMeta, from: number, to: number): Chunk[] | undefined;
-  /**
-   * The gzip segments of chunks `from..to`, by index from `from`; undefined
-   * where a chunk has none. A source without segments (the sandbox) leaves
-   * this out, and its gzip pages are compressed whole.
-   */
-  segments?(meta: SnapshotMeta, from: number, to: number): Promise<(ChunkSegment | undefined)[]>;
-}
+// Defined below the HTTP layer, so the sandbox can implement it (issue 24); kept importable from here.
+export type { ChunkSource } from '../../snapshots/chunk-source.js';
 
 /** Reads a page: the item bytes of positions [start, end). */
 export async function readItems(source: ChunkSource, meta: SnapshotMeta, start: number, end: number): Promise<Buffer[]> {
@@ -171,8 +161,12 @@ export async function readBodyParts(
  */
 export class CachedChunkSource implements ChunkSource {
   private readonly metas = new Map<number, SnapshotMeta>();
-  /** Chunks under `id:no`, segments under `id:no:z`. */
-  private readonly lru = new Map<string, Chunk | ChunkSegment>();
+  /** Chunks under `id:no`, segments under `id:no:z`, thin chunks under `id:no:t`, indexes under `id:ix:name`. */
+  private readonly lru = new Map<string, Cached>();
+  private readonly loadingThin = new Map<string, Promise<ThinChunk[]>>();
+  private readonly loadingIndex = new Map<string, Promise<SnapshotIndex | null>>();
+  /** Snapshots written before indexes existed, indexed in memory once (see `legacy`). */
+  private readonly legacyBuilds = new Map<number, Promise<Legacy>>();
   private readonly loading = new Map<string, Promise<Chunk[]>>();
   private readonly loadingSegments = new Map<string, Promise<ChunkSegment[]>>();
   private bytes = 0;
@@ -246,8 +240,77 @@ export class CachedChunkSource implements ChunkSource {
     return out;
   }
 
+  async thinChunks(meta: SnapshotMeta, from: number, to: number): Promise<ThinChunk[]> {
+    if (!meta.indexed) return (await this.legacy(meta)).thin.slice(from, to + 1);
+    const out: ThinChunk[] = [];
+    let missFrom = -1;
+    for (let i = from; i <= to; i++) {
+      const hit = this.hit<ThinChunk>(thinKey(meta.id, i));
+      if (!hit && missFrom < 0) missFrom = i;
+      out.push(hit as ThinChunk);
+    }
+    if (missFrom < 0) return out;
+    const loaded = await this.coalesced(this.loadingThin, meta.id, missFrom, to, () => this.store.readThinChunks(meta.id, missFrom, to), (c) =>
+      thinKey(meta.id, c.chunkNo),
+    );
+    for (const c of loaded) out[c.chunkNo - from] = c;
+    return out;
+  }
+
+  async index(meta: SnapshotMeta, name: string): Promise<SnapshotIndex | null> {
+    if (!meta.indexed) return (await this.legacy(meta)).indexes.get(name) ?? null;
+    const key = `${meta.id}:ix:${name}`;
+    const hit = this.hit<SnapshotIndex>(key);
+    if (hit) return hit;
+    let p = this.loadingIndex.get(key);
+    if (!p) {
+      p = this.store.readIndex(meta.id, name).then((blob) => {
+        const ix = blob && decodeIndex(blob);
+        if (ix) this.remember(key, ix);
+        return ix;
+      });
+      p.finally(() => this.loadingIndex.delete(key)).catch(() => {});
+      this.loadingIndex.set(key, p);
+    }
+    return p;
+  }
+
+  /**
+   * A snapshot written before this version has no thin chunks or indexes: they
+   * are made here once, from its chunks, exactly as an import makes them, and
+   * kept while the process runs (a few at most: the next import replaces it).
+   */
+  private legacy(meta: SnapshotMeta): Promise<Legacy> {
+    let p = this.legacyBuilds.get(meta.id);
+    if (!p) {
+      p = (async () => {
+        const builder = new ChunkBuilder({ kind: meta.kind });
+        const thin: ThinChunk[] = [];
+        const last = meta.chunkStarts.length - 1;
+        for (let from = 0; from <= last; from += 64) {
+          for (const chunk of await this.store.readChunks(meta.id, from, Math.min(last, from + 63))) {
+            for (let k = 0; k < chunk.offsets.length - 1; k++) {
+              const pos = chunk.firstPos + k;
+              const at = timeAt(meta, pos);
+              const [body] = itemBodies(chunk.offsets.subarray(k, k + 2), chunk.bytes, at);
+              const made = builder.add(body!, at);
+              if (made) thin.push(made.thin!);
+            }
+          }
+        }
+        const made = builder.flush();
+        if (made) thin.push(made.thin!);
+        return { thin, indexes: new Map(builder.indexes().map((ix) => [ix.name, decodeIndex(ix.bytes)])) };
+      })();
+      p.catch(() => this.legacyBuilds.delete(meta.id));
+      if (this.legacyBuilds.size >= 8) this.legacyBuilds.delete(this.legacyBuilds.keys().next().value!);
+      this.legacyBuilds.set(meta.id, p);
+    }
+    return p;
+  }
+
   /** The cached entry under `key`, made the most recent (Map keeps insertion order). */
-  private hit<T extends Chunk | ChunkSegment>(key: string): T | undefined {
+  private hit<T extends Cached>(key: string): T | undefined {
     const entry = this.lru.get(key);
     if (entry) {
       this.lru.delete(key);
@@ -257,7 +320,7 @@ export class CachedChunkSource implements ChunkSource {
   }
 
   /** Reads `from..to` of a snapshot once, however many ask meanwhile, and remembers each entry read under `keyOf`. */
-  private coalesced<T extends Chunk | ChunkSegment>(
+  private coalesced<T extends Chunk | ChunkSegment | ThinChunk>(
     pending: Map<string, Promise<T[]>>,
     snapshotId: number,
     from: number,
@@ -278,7 +341,7 @@ export class CachedChunkSource implements ChunkSource {
     return p;
   }
 
-  private remember(key: string, entry: Chunk | ChunkSegment) {
+  private remember(key: string, entry: Cached) {
     if (sizeOf(entry) > this.budgetBytes || this.lru.has(key)) return;
     this.lru.set(key, entry);
     this.bytes += sizeOf(entry);
@@ -292,7 +355,30 @@ export class CachedChunkSource implements ChunkSource {
 
 const chunkKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}`;
 const segmentKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}:z`;
+const thinKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}:t`;
 
-function sizeOf(entry: Chunk | ChunkSegment): number {
-  return 'deflate' in entry ? entry.deflate.length : entry.bytes.length;
+type Cached = Chunk | ChunkSegment | ThinChunk | SnapshotIndex;
+
+interface Legacy {
+  thin: ThinChunk[];
+  indexes: Map<string, SnapshotIndex>;
+}
+
+function sizeOf(entry: Cached): number {
+  if ('deflate' in entry) return entry.deflate.length;
+  if ('byteLength' in entry) return entry.byteLength;
+  return 'bounds' in entry ? entry.bytes.length + entry.bounds.byteLength : entry.bytes.length;
+}
+
+/** The `actualizado_at` of position `pos`. */
+export function timeAt(meta: SnapshotMeta, pos: number): number {
+  const t = meta.timeline;
+  let lo = 0;
+  let hi = t.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (t[mid]!.firstPos <= pos) lo = mid;
+    else hi = mid - 1;
+  }
+  return t[lo]!.at;
 }

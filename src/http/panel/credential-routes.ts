@@ -1,6 +1,7 @@
 /** API keys (scope read) and upload tokens (scope upload): create, list, revoke; and the integration help that uses them. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { generateCredential, isValidPrefix, type CredentialScope } from '../../domain/api-keys.js';
+import { generateCredential, isValidPrefix, parseExpiresIn, type CredentialScope } from '../../domain/api-keys.js';
+import { auditEvent } from '../../domain/audit.js';
 import type { Credential } from '../../store/store.js';
 import { ApiError } from '../errors.js';
 import { admin, pageContext, sendPage, type PanelDeps } from './panel-context.js';
@@ -38,18 +39,26 @@ export function registerCredentialRoutes(app: FastifyInstance, deps: PanelDeps) 
     return sendPage(reply, helpPage(pageContext(request, reply, deps), deps.config.publicBaseUrl));
   });
 
-  /** The keys or tokens page, newest first. */
-  async function listPage(request: FastifyRequest, reply: FastifyReply, scope: CredentialScope, notice: (t: PageContext['t']) => string | null) {
+  /** The keys or tokens page, newest first; `error` refuses a form (answered 400). */
+  async function listPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    scope: CredentialScope,
+    notice: (t: PageContext['t']) => string | null,
+    error?: (t: PageContext['t']) => string,
+  ) {
     const { company } = admin(request);
     const ctx = pageContext(request, reply, deps);
     const list = await store.listCredentials(company.id, scope);
-    return sendPage(reply, credentialsPage(ctx, {
-        scope,
-        companyName: company.name,
-        baseUrl: deps.config.publicBaseUrl,
-        credentials: list.reverse(),
-        notice: notice(ctx.t),
-      }));
+    const page = credentialsPage(ctx, {
+      scope,
+      companyName: company.name,
+      baseUrl: deps.config.publicBaseUrl,
+      credentials: list.reverse(),
+      notice: notice(ctx.t),
+      error: error ? error(ctx.t) : null,
+    });
+    return error ? sendPage(reply, page, 400) : sendPage(reply, page);
   }
 
   for (const scope of ['read', 'upload'] as const) {
@@ -65,11 +74,23 @@ export function registerCredentialRoutes(app: FastifyInstance, deps: PanelDeps) 
     // POST-redirect-GET: the new value is shown by the page this redirects to, once; a refresh
     // of that page shows it no more and creates nothing (secret-reveal.ts says how it travels).
     app.post(base, async (request, reply) => {
-      const { company, user } = admin(request);
+      const { company, user, who } = admin(request);
       const form = (request.body ?? {}) as Record<string, unknown>;
-      const label = typeof form.label === 'string' ? form.label.trim().slice(0, 200) : '';
+      const label = (typeof form.label === 'string' ? form.label.trim().slice(0, 200) : '') || null;
+      // The same lifetimes as `mirador key create --expires-in`: empty or absent is never.
+      const expiresText = typeof form.expires_in === 'string' ? form.expires_in.trim() : '';
+      const lifetime = expiresText === '' ? null : parseExpiresIn(expiresText);
+      if (expiresText !== '' && lifetime === null) return listPage(request, reply, scope, () => null, (t) => t('expiresInvalid'));
+      const expiresAt = lifetime === null ? null : Date.now() + lifetime;
       const fresh = generateCredential(scope);
-      await store.createCredential({ companyId: company.id, scope, prefix: fresh.prefix, secretHash: fresh.secretHash, label: label || null });
+      await store.createCredential(
+        { companyId: company.id, scope, prefix: fresh.prefix, secretHash: fresh.secretHash, label, expiresAt },
+        auditEvent(who, company.id, scope === 'read' ? 'key.create' : 'token.create', {
+          prefix: fresh.prefix,
+          label,
+          expires_at: expiresAt === null ? null : new Date(expiresAt).toISOString(),
+        }),
+      );
       request.log.info({ company: company.id, scope, prefix: fresh.prefix }, 'panel credential created');
       const sealed = deps.reveals.seal({ userId: user.id, prefix: fresh.prefix, secret: fresh.token });
       reply.setCookie(REVEAL_COOKIE, sealed, { ...deps.sessions.cookieOptions(request, REVEAL_MAX_AGE_S), signed: false });
@@ -94,7 +115,9 @@ export function registerCredentialRoutes(app: FastifyInstance, deps: PanelDeps) 
 
     app.post(`${base}/:prefix/revoke`, async (request, reply) => {
       const credential = await ownCredential(request, scope);
-      await store.revokeCredential(credential.prefix);
+      const { who } = admin(request);
+      const action = scope === 'read' ? 'key.revoke' : 'token.revoke';
+      await store.revokeCredential(credential.prefix, auditEvent(who, credential.companyId, action, { prefix: credential.prefix, label: credential.label }));
       // This process refuses it at once; others within the cache's lifetime (under a second).
       credentials.forget(credential.prefix);
       request.log.info({ company: credential.companyId, scope, prefix: credential.prefix }, 'panel credential revoked');

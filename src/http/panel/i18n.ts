@@ -119,8 +119,8 @@ const MESSAGES = {
   uploadTitle: ['Subir un CSV', 'Upload a CSV'],
   uploadLabel: ['Archivo CSV exportado del ERP', 'CSV file exported from the ERP'],
   uploadHint: [
-    'Sustituye todos los datos de {kind} cuando termina la importación; hasta entonces se siguen sirviendo los actuales. Máximo {size}.',
-    'Replaces all {kind} data once the import ends; until then the current data is served. At most {size}.',
+    'Sustituye todos los datos de {kind} cuando termina la importación; hasta entonces se siguen sirviendo los actuales. Máximo {size} (descomprimido).',
+    'Replaces all {kind} data once the import ends; until then the current data is served. At most {size} (decompressed).',
   ],
   uploadButton: ['Subir e importar', 'Upload and import'],
   dropTitle: ['Arrastra aquí el archivo o pulsa para elegirlo', 'Drop the file here, or click to choose it'],
@@ -178,6 +178,8 @@ const MESSAGES = {
   noReport: ['Todavía no hay informe.', 'There is no report yet.'],
   importError_empty_file: ['El archivo no tiene línea de cabecera.', 'The file has no header line.'],
   importError_undecodable: ['El archivo contiene bytes que no se pueden leer como texto.', 'The file holds bytes that cannot be read as text.'],
+  importError_mixed_encodings: ['El archivo mezcla codificaciones: tiene texto UTF-8 y bytes que no lo son.', 'The file mixes encodings: it holds UTF-8 text and bytes that are not UTF-8.'],
+  importError_undefined_byte: ['El archivo tiene un byte que no es ningún carácter en Windows-1252.', 'The file holds a byte that is no character in Windows-1252.'],
   importError_bad_header: ['La cabecera tiene un nombre de columna vacío o repetido.', 'The header has an empty or repeated column name.'],
   importError_bad_quote: ['Hay una celda entre comillas mal cerrada.', 'A quoted cell is not closed properly.'],
   importError_ragged_row: ['Una fila tiene más o menos celdas que la cabecera.', 'A row has more or fewer cells than the header.'],
@@ -190,12 +192,27 @@ const MESSAGES = {
   importError_duplicate_id: ['Hay valores de id_erp repetidos.', 'Some id_erp values are repeated.'],
   importError_internal_error: ['Error interno del importador.', 'An internal error of the importer.'],
   reapplyThisFile: ['Importar de nuevo este archivo', 'Import this file again'],
+  fileRemoved: [
+    'El archivo de esta importación ya no se guarda: se borró el {date}, {days} días después de terminar. Para importarlo de nuevo, súbelo otra vez.',
+    'The file of this import is no longer kept: it was removed on {date}, {days} days after the import ended. To import it again, upload it again.',
+  ],
   heldTitle: ['Pendiente de confirmación', 'Awaiting confirmation'],
   heldExplain: [
     'Esta importación eliminaría {count} de {of} registros. Puede ser una exportación incompleta, así que se siguen sirviendo los datos anteriores hasta que decidas.',
     'This import would remove {count} of {of} records. It may be a partial export, so the previous data keeps serving until you decide.',
   ],
   heldExamples: ['Por ejemplo: {ids}.', 'For example: {ids}.'],
+  heldDrift: [
+    'La cabecera del archivo comparte solo {shared} de sus {columns} columnas con la de los datos que se sirven ({live}). Puede ser la exportación de otro tipo de dato o un cambio en el ERP, así que se siguen sirviendo los datos anteriores hasta que decidas.',
+    "The file's header shares only {shared} of its {columns} column names with the live data's ({live}). It may be another kind's export or a change in the ERP, so the previous data keeps serving until you decide.",
+  ],
+  heldAppeared: ['Columnas nuevas: {names}.', 'Columns that appeared: {names}.'],
+  heldDisappeared: ['Columnas que desaparecen: {names}.', 'Columns that disappeared: {names}.'],
+  heldOtherKind: [
+    'Parece una exportación de {other}, no de {kind}: el mapeo de {other} encuentra {otherFed} de sus campos y el de {kind} solo {kindFed}. Hasta que decidas no se publica nada.',
+    'It looks like an export of {other}, not {kind}: the mapping of {other} finds {otherFed} of its fields, that of {kind} only {kindFed}. Nothing is published until you decide.',
+  ],
+  namesMore: ['{names} y {more} más', '{names} and {more} more'],
   heldConfirm: ['Confirmar y aplicar', 'Confirm and apply'],
   heldReject: ['Rechazar', 'Reject'],
   heldConfirmed: ['Importación confirmada: los datos nuevos ya se sirven.', 'Import confirmed: the new data is live.'],
@@ -305,6 +322,63 @@ const MESSAGES = {
   exampleUpload: ['Subir un CSV con un token de subida', 'Upload a CSV with an upload token'],
   examplePlaceholder: ['Sustituye <clave> por una clave API y <token> por un token de subida.', 'Replace <key> with an API key and <token> with an upload token.'],
 
+  // Key expiry (issue 24)
+  expires: ['Caduca', 'Expires'],
+  expiresIn: ['Caducidad', 'Expiry'],
+  expiresInHint: [
+    'Pasado este plazo la clave deja de funcionar (401). Para cambiarla sin cortes: crea la nueva, cámbiala en la aplicación y revoca la antigua.',
+    'After this the key stops working (401). To rotate without downtime: create the new key, switch the application to it, then revoke the old one.',
+  ],
+  expiresNever: ['Nunca', 'Never'],
+  expiresDays: ['{days} días', '{days} days'],
+  expired: ['Caducada', 'Expired'],
+  expiresInvalid: ['La caducidad debe ser un número de días u horas, p. ej. 90d o 12h.', 'The expiry must be a number of days or hours, e.g. 90d or 12h.'],
+  keyCreatedUntil: ['Válida hasta', 'Valid until'],
+
+  // Audit trail (issue 24)
+  navAudit: ['Actividad', 'Activity'],
+  auditTitle: ['Registro de actividad', 'Activity log'],
+  auditIntro: [
+    'Quién hizo qué en {company}: accesos al panel, claves, tokens, subidas, decisiones sobre importaciones retenidas y cambios de mapeo. Lo más reciente primero; se conserva {days} días.',
+    'Who did what in {company}: panel sign-ins, keys, tokens, uploads, decisions on held imports and mapping changes. Newest first; kept for {days} days.',
+  ],
+  auditFilter: ['Acción', 'Action'],
+  auditAllActions: ['Todas', 'All'],
+  auditApply: ['Filtrar', 'Filter'],
+  auditWhen: ['Cuándo', 'When'],
+  auditWho: ['Quién', 'Who'],
+  auditWhat: ['Acción', 'Action'],
+  auditDetails: ['Detalles', 'Details'],
+  auditEmpty: ['No hay actividad registrada con este filtro.', 'No activity recorded with this filter.'],
+  auditOlder: ['Más antiguas', 'Older'],
+  auditNewest: ['Volver a las más recientes', 'Back to the newest'],
+  auditPages: ['Páginas del registro', 'Log pages'],
+  auditBadAction: ['Esa acción no existe.', 'There is no such action.'],
+  'action_session.sign_in': ['Inicio de sesión', 'Sign-in'],
+  'action_session.sign_in_failed': ['Inicio de sesión fallido', 'Failed sign-in'],
+  'action_session.sign_out': ['Cierre de sesión', 'Sign-out'],
+  'action_key.create': ['Clave creada', 'Key created'],
+  'action_key.revoke': ['Clave revocada', 'Key revoked'],
+  'action_token.create': ['Token creado', 'Token created'],
+  'action_token.revoke': ['Token revocado', 'Token revoked'],
+  'action_import.upload': ['Archivo subido', 'File uploaded'],
+  'action_import.confirm': ['Importación confirmada', 'Import confirmed'],
+  'action_import.reject': ['Importación rechazada', 'Import rejected'],
+  'action_mapping.change': ['Mapeo cambiado', 'Mapping changed'],
+  'action_user.create': ['Administrador creado', 'Administrator created'],
+  'action_guard.change': ['Protección de borrado cambiada', 'Deletion guard changed'],
+  'action_webhook.create': ['Webhook creado', 'Webhook created'],
+  'action_webhook.update': ['Webhook cambiado', 'Webhook changed'],
+  'action_webhook.delete': ['Webhook eliminado', 'Webhook deleted'],
+  group_session: ['Sesiones', 'Sessions'],
+  group_key: ['Claves API', 'API keys'],
+  group_token: ['Tokens de subida', 'Upload tokens'],
+  group_import: ['Importaciones', 'Imports'],
+  group_mapping: ['Mapeo', 'Mapping'],
+  group_user: ['Administradores', 'Administrators'],
+  group_guard: ['Protección de borrado', 'Deletion guard'],
+  group_webhook: ['Webhooks', 'Webhooks'],
+
   // Errors
   notFoundTitle: ['No encontrado', 'Not found'],
   notFoundText: ['No hay nada en esta dirección.', 'There is nothing at this address.'],
@@ -342,4 +416,10 @@ export function importErrorLabel(t: Translate, code: string): string | null {
 export function statusLabel(t: Translate, status: string): string {
   const key = `status_${status}`;
   return key in MESSAGES ? t(key as MessageKey) : status;
+}
+
+/** The label of an audit action (`key.revoke`) or group (`key`); the name itself when the table lacks it. */
+export function auditLabel(t: Translate, name: string, group = false): string {
+  const key = `${group ? 'group' : 'action'}_${name}`;
+  return key in MESSAGES ? t(key as MessageKey) : name;
 }

@@ -3,8 +3,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isKind, KINDS, type Kind } from '../../domain/kinds.js';
 import type { ImportJob, Store } from '../../store/store.js';
 import { sliceItems } from '../api/snapshot-reader.js';
+import { isGzipName, plainUpload } from '../../imports/compressed-upload.js';
 import { confirmHeldImport, HeldImportError, rejectHeldImport } from '../../imports/held-imports.js';
 import { ApiError } from '../errors.js';
+import { auditEvent, uploadAudit } from '../../domain/audit.js';
 import { HELP_SEEN_COOKIE } from './credential-routes.js';
 import { admin, csrfBinding, CsrfError, pageContext, sendPage, type PanelDeps } from './panel-context.js';
 import { importPage } from './views/import-page.js';
@@ -88,7 +90,7 @@ export function registerImportRoutes(app: FastifyInstance, deps: PanelDeps) {
   // The browser's upload: a multipart form, sent by the client script (with
   // progress, asking for JSON) or by the plain form (answered with a redirect).
   app.post('/kinds/:kind/imports', { config: { csrfInHandler: true } }, async (request, reply) => {
-    const { company } = admin(request);
+    const { company, who } = admin(request);
     const kind = kindParam(request);
     if (!request.isMultipart()) throw new ApiError('bad_request', 'Send the file as multipart/form-data.');
     const binding = csrfBinding(request, deps);
@@ -106,10 +108,14 @@ export function registerImportRoutes(app: FastifyInstance, deps: PanelDeps) {
         part.file.resume();
         continue;
       }
+      const filename = cleanFilename(part.filename, kind);
       job = await store.createImport(
-        { companyId: company.id, kind, filename: cleanFilename(part.filename, kind), source: 'panel' },
-        part.file,
+        { companyId: company.id, kind, filename, source: 'panel' },
+        // A `.csv.gz` is stored decompressed (compressed-upload.ts); a gzip body is recognised whatever its name.
+        plainUpload(part.file, isGzipName(part.filename)),
         config.maxUploadBytes,
+        undefined,
+        uploadAudit(who, company.id, kind, filename, 'panel'),
       );
     }
     if (!csrfOk) throw new CsrfError();
@@ -144,9 +150,13 @@ export function registerImportRoutes(app: FastifyInstance, deps: PanelDeps) {
 
   // Queues the same file again (after a mapping change): a new import, the old one untouched.
   app.post('/imports/:id/reapply', async (request, reply) => {
-    const { company } = admin(request);
+    const { company, who } = admin(request);
     const job = await ownImport(store, company.id, (request.params as { id: string }).id);
-    const copy = await store.copyImport(job.id, 'panel');
+    if (job.fileRemovedAt) {
+      throw new ApiError('not_found', `The file of import ${job.id} was removed on ${job.fileRemovedAt.toISOString()} (UPLOAD_RETENTION_DAYS): upload it again.`);
+    }
+    const audit = auditEvent(who, company.id, 'import.upload', { kind: job.kind, filename: job.filename, source: 'panel', copy_of: job.id, size_bytes: job.sizeBytes });
+    const copy = await store.copyImport(job.id, 'panel', audit);
     if (!copy) throw new ApiError('not_found', 'There is no such import.');
     deps.onImportQueued();
     return reply.redirect(`/panel/imports/${copy.id}?again=1`, 303);
@@ -155,11 +165,11 @@ export function registerImportRoutes(app: FastifyInstance, deps: PanelDeps) {
   // The mass-deletion guard's decision (issue 9): the same operations as `mirador imports <slug> confirm|reject`.
   for (const decision of ['confirm', 'reject'] as const) {
     app.post(`/imports/:id/${decision}`, async (request, reply) => {
-      const { company } = admin(request);
+      const { company, who } = admin(request);
       const job = await ownImport(store, company.id, (request.params as { id: string }).id);
       try {
-        if (decision === 'confirm') await confirmHeldImport(store, company.id, job.id, deps.config.tombstoneRetentionMs);
-        else await rejectHeldImport(store, company.id, job.id);
+        if (decision === 'confirm') await confirmHeldImport(store, company.id, job.id, deps.config.tombstoneRetentionMs, who);
+        else await rejectHeldImport(store, company.id, job.id, who);
       } catch (err) {
         if (err instanceof HeldImportError) throw new ApiError('not_found', err.message);
         throw err;

@@ -1,7 +1,7 @@
 /** A kind's column mapping: shown against the last upload's columns, and saved as the company's override. */
 import type { FastifyInstance } from 'fastify';
 import { KIND_SPECS, type Kind } from '../../domain/kinds.js';
-import { describeDefaults, previewMapping } from '../../imports/column-mapping.js';
+import { describeDefaults, mappingAudit, previewMapping } from '../../imports/column-mapping.js';
 import { openCsv } from '../../imports/read-csv.js';
 import type { ImportJob, Store } from '../../store/store.js';
 import { kindParam } from './import-routes.js';
@@ -47,7 +47,7 @@ export function registerMappingRoutes(app: FastifyInstance, deps: PanelDeps) {
   });
 
   app.post('/kinds/:kind/mapping', async (request, reply) => {
-    const { company } = admin(request);
+    const { company, who } = admin(request);
     const kind = kindParam(request);
     const form = (request.body ?? {}) as Record<string, unknown>;
     const current = await view(company.id, kind, null);
@@ -64,7 +64,7 @@ export function registerMappingRoutes(app: FastifyInstance, deps: PanelDeps) {
       }
       next[field.name] = value;
     }
-    await store.setMapping(company.id, kind, next);
+    await store.setMapping(company.id, kind, next, mappingAudit(who, company.id, kind, current.override, next));
     request.log.info({ company: company.id, kind, fields: Object.keys(next) }, 'panel mapping saved');
     return reply.redirect(`/panel/kinds/${kind}/mapping?saved=1`, 303);
   });

@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Company, Store, User } from '../../store/store.js';
 import type { CredentialsCache } from '../credentials-cache.js';
+import { userActor, type AuditActor } from '../../domain/audit.js';
 import { ApiError } from '../errors.js';
 import type { SafeHtml } from './html.js';
 import { isLang, translator, type Lang, type Translate } from './i18n.js';
@@ -71,10 +72,10 @@ export async function loadVisitor(request: FastifyRequest, deps: PanelDeps): Pro
   return visitor;
 }
 
-/** The visitor of a request that passed the guard: signed in. */
-export function admin(request: FastifyRequest): { user: User; company: Company; visitor: PanelVisitor } {
+/** The visitor of a request that passed the guard: signed in. `who` is how the audit trail names them. */
+export function admin(request: FastifyRequest): { user: User; company: Company; visitor: PanelVisitor; who: AuditActor } {
   const visitor = request.panel!;
-  return { user: visitor.user!, company: visitor.company!, visitor };
+  return { user: visitor.user!, company: visitor.company!, visitor, who: userActor(visitor.user!.email, request.ip) };
 }
 
 /** What binds this visitor's CSRF tokens: the session, else the pre-session cookie. */

@@ -16,8 +16,10 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { StoreUnavailableError, UploadTooLargeError, type Store } from '../../store/store.js';
+import { CorruptUploadError } from '../../imports/compressed-upload.js';
 import type { CredentialsCache } from '../credentials-cache.js';
 import { ApiError, sendError } from '../errors.js';
+import { registerAuditRoutes } from './audit-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import { registerCredentialRoutes } from './credential-routes.js';
 import { registerImportRoutes } from './import-routes.js';
@@ -25,7 +27,7 @@ import { registerMappingRoutes } from './mapping-routes.js';
 import { csrfBinding, CsrfError, loadVisitor, pageContext, sendPage, type PanelDeps } from './panel-context.js';
 import { PanelSessions, resolveSessionSecret } from './panel-session.js';
 import { SecretReveals } from './secret-reveal.js';
-import { SignInThrottle } from './sign-in-throttle.js';
+import { createThrottleBackend, SignInThrottle } from './sign-in-throttle.js';
 import { registerUploadApi } from './upload-api.js';
 import { registerWebhookRoutes } from './webhook-routes.js';
 import { errorPage } from './views/error-page.js';
@@ -73,11 +75,12 @@ export async function panelPlugin(app: FastifyInstance, options: PanelOptions) {
     credentials: options.credentials,
     sessions: new PanelSessions(secret, config.publicBaseUrl),
     reveals: new SecretReveals(secret),
-    throttle: new SignInThrottle(),
+    throttle: new SignInThrottle(createThrottleBackend(config.redisUrl, store, app.log)),
     onImportQueued: options.onImportQueued ?? (() => {}),
     assets: { css: versioned(dir, 'panel.css'), js: versioned(dir, 'panel.js') },
   };
 
+  app.addHook('onClose', async () => deps.throttle.close());
   await app.register(cookie, { secret });
   await app.register(helmet, {
     contentSecurityPolicy: {
@@ -179,6 +182,7 @@ export async function panelPlugin(app: FastifyInstance, options: PanelOptions) {
   registerMappingRoutes(app, deps);
   registerCredentialRoutes(app, deps);
   registerWebhookRoutes(app, deps);
+  registerAuditRoutes(app, deps);
   await app.register(async (api) => registerUploadApi(api, deps));
 }
 
@@ -186,6 +190,7 @@ export async function panelPlugin(app: FastifyInstance, options: PanelOptions) {
 function classify(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof UploadTooLargeError) return new ApiError('payload_too_large', error.message);
+  if (error instanceof CorruptUploadError) return new ApiError('bad_request', error.message);
   if (error instanceof StoreUnavailableError) return new ApiError('unavailable', undefined, { 'Retry-After': '5' });
   const status = (error as { statusCode?: number }).statusCode;
   if (status === 413) return new ApiError('payload_too_large');

@@ -1,78 +1,133 @@
 /**
- * Slows password guessing: after `maxFailures` failed sign-ins for one email
- * within `windowMs`, that email is refused (429 with Retry-After) for
- * `lockMs`, whatever the password — so guessing stays slow even when a guess
- * would be right. Unknown emails are counted too, so the answer never tells
- * whether an account exists.
+ * Slows password guessing (see domain/sign-in-policy.ts): after 5 failed
+ * sign-ins for one email within 15 minutes, that email is refused (429 with
+ * Retry-After) for 15 minutes, whatever the password — so guessing stays slow
+ * even when a guess would be right. Unknown emails are counted too, so the
+ * answer never tells whether an account exists.
  *
- * The counts live in this process's memory: with one instance that is the
- * whole story; with several, each instance counts on its own, so an attacker
- * gets `maxFailures` tries per instance per lock period. A restart forgets
- * them. (A shared store — Redis, which the API's rate limit can use — would
- * be the next step.)
+ * The counts are shared by every instance: in Redis when REDIS_URL is set,
+ * else in the store's `sign_in_failures` table (PostgreSQL for several
+ * machines, the SQLite file for `serve --workers N`). N instances therefore
+ * allow the same number of attempts as one, and a restart forgets nothing.
  */
+import { Redis } from 'ioredis';
+import type { FastifyBaseLogger } from 'fastify';
+import { DEFAULT_THROTTLE, type ThrottlePolicy } from '../../domain/sign-in-policy.js';
+import type { Store } from '../../store/store.js';
 
-interface Entry {
-  failures: number;
-  firstAt: number;
-  lockedUntil: number;
+/** Where the failures of each email are counted; every method is atomic across instances. */
+export interface ThrottleBackend {
+  /** Counts a failure at `now`; returns until when the email is locked (0: not locked). */
+  failed(email: string, now: number, policy: ThrottlePolicy): Promise<number>;
+  lockedUntil(email: string): Promise<number>;
+  succeeded(email: string): Promise<void>;
+  close(): Promise<void>;
 }
 
-export interface ThrottleOptions {
-  maxFailures: number;
-  windowMs: number;
-  lockMs: number;
-  /** Emails tracked at most; the oldest entries go first, so random emails cannot grow memory. */
-  maxEntries: number;
+export class StoreThrottleBackend implements ThrottleBackend {
+  constructor(private readonly store: Store) {}
+  failed(email: string, now: number, policy: ThrottlePolicy) {
+    return this.store.signInFailed(email, now, policy);
+  }
+  lockedUntil(email: string) {
+    return this.store.signInLockedUntil(email);
+  }
+  succeeded(email: string) {
+    return this.store.signInSucceeded(email);
+  }
+  async close() {}
 }
 
-export const DEFAULT_THROTTLE: ThrottleOptions = {
-  maxFailures: 5,
-  windowMs: 15 * 60_000,
-  lockMs: 15 * 60_000,
-  maxEntries: 10_000,
-};
+/** domain/sign-in-policy.ts's `afterFailure`, in one atomic step on the Redis server. */
+const FAILED = `
+local now, max, win, lock = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local s = redis.call('HMGET', KEYS[1], 'failures', 'first_at', 'locked_until')
+local failures, first, locked = tonumber(s[1]), tonumber(s[2]), tonumber(s[3])
+if not failures or now - first > win then failures, first, locked = 0, now, 0 end
+failures = failures + 1
+if failures >= max then locked = now + lock; failures = max - 1; first = locked end
+redis.call('HSET', KEYS[1], 'failures', failures, 'first_at', first, 'locked_until', locked)
+redis.call('PEXPIREAT', KEYS[1], math.max(locked, first + win))
+return locked`;
 
-export class SignInThrottle {
-  private readonly entries = new Map<string, Entry>();
+/**
+ * Like the API's rate limit, a Redis that cannot be reached slows nobody
+ * down rather than locking every administrator out: the password is still
+ * checked, and a warning is logged.
+ */
+export class RedisThrottleBackend implements ThrottleBackend {
+  private readonly redis: Redis;
 
   constructor(
-    private readonly options: ThrottleOptions = DEFAULT_THROTTLE,
+    url: string,
+    private readonly logger: FastifyBaseLogger,
+  ) {
+    this.redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: 1000 });
+    this.redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+  }
+
+  private async orNothing<T>(fallback: T, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'sign-in throttle: Redis unavailable, not counting');
+      return fallback;
+    }
+  }
+
+  private key(email: string) {
+    return `mirador:signin:${email}`;
+  }
+
+  failed(email: string, now: number, policy: ThrottlePolicy) {
+    const args = [now, policy.maxFailures, policy.windowMs, policy.lockMs].map(String);
+    return this.orNothing(0, async () => Number(await this.redis.eval(FAILED, 1, this.key(email), ...args)));
+  }
+
+  lockedUntil(email: string) {
+    return this.orNothing(0, async () => Number((await this.redis.hget(this.key(email), 'locked_until')) ?? 0));
+  }
+
+  succeeded(email: string) {
+    return this.orNothing(undefined, async () => void (await this.redis.del(this.key(email))));
+  }
+
+  async close() {
+    this.redis.disconnect();
+  }
+}
+
+export function createThrottleBackend(redisUrl: string | null, store: Store, logger: FastifyBaseLogger): ThrottleBackend {
+  return redisUrl ? new RedisThrottleBackend(redisUrl, logger) : new StoreThrottleBackend(store);
+}
+
+export class SignInThrottle {
+  constructor(
+    private readonly backend: ThrottleBackend,
+    private readonly policy: ThrottlePolicy = DEFAULT_THROTTLE,
     private readonly now: () => number = Date.now,
   ) {}
 
   /** Seconds until `email` may try again, or 0 when it may try now. */
-  retryAfter(email: string): number {
-    const entry = this.entries.get(email);
-    if (!entry) return 0;
-    const wait = entry.lockedUntil - this.now();
-    return wait > 0 ? Math.ceil(wait / 1000) : 0;
+  async retryAfter(email: string): Promise<number> {
+    return this.seconds(await this.backend.lockedUntil(email));
   }
 
   /** Records a failure; returns the seconds of the lock it started, or 0. */
-  failed(email: string): number {
-    const now = this.now();
-    let entry = this.entries.get(email);
-    if (!entry || now - entry.firstAt > this.options.windowMs) {
-      entry = { failures: 0, firstAt: now, lockedUntil: 0 };
-    }
-    // Re-inserting keeps the map in order of last activity, for eviction.
-    this.entries.delete(email);
-    this.entries.set(email, entry);
-    entry.failures++;
-    if (entry.failures >= this.options.maxFailures) {
-      entry.lockedUntil = now + this.options.lockMs;
-      // The next window starts after the lock: one more failure then locks again.
-      entry.failures = this.options.maxFailures - 1;
-      entry.firstAt = entry.lockedUntil;
-    }
-    while (this.entries.size > this.options.maxEntries) {
-      this.entries.delete(this.entries.keys().next().value!);
-    }
-    return this.retryAfter(email);
+  async failed(email: string): Promise<number> {
+    return this.seconds(await this.backend.failed(email, this.now(), this.policy));
   }
 
-  succeeded(email: string) {
-    this.entries.delete(email);
+  async succeeded(email: string): Promise<void> {
+    await this.backend.succeeded(email);
+  }
+
+  close(): Promise<void> {
+    return this.backend.close();
+  }
+
+  private seconds(lockedUntil: number): number {
+    const wait = lockedUntil - this.now();
+    return wait > 0 ? Math.ceil(wait / 1000) : 0;
   }
 }

@@ -1,15 +1,18 @@
 /**
  * The panel's JSON API. `PUT /panel/api/imports/<kind>` takes a raw CSV
  * body with an upload token (what an ERP's scheduled export runs:
- * `curl -T export.csv -H "Authorization: Bearer upl_…" …`), streams it into
+ * `curl -T export.csv -H "Authorization: Bearer upl_…" …`, or a gzip body with
+ * `Content-Encoding: gzip`), streams it into
  * the store and answers the queued import. `GET /panel/api/imports/<id>` is
  * its status, for that token's company or a signed-in administrator (the
  * upload page polls it). Errors have the contract's shape.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseCredential } from '../../domain/api-keys.js';
+import { tokenActor, uploadAudit } from '../../domain/audit.js';
 import type { ImportJob } from '../../store/store.js';
-import { presentedToken } from '../api/api-auth.js';
+import { plainUpload } from '../../imports/compressed-upload.js';
+import { expiredRefusal, presentedToken } from '../api/api-auth.js';
 import { ApiError } from '../errors.js';
 import { cleanFilename, kindParam, ownImport } from './import-routes.js';
 import type { PanelDeps } from './panel-context.js';
@@ -37,6 +40,17 @@ export function importStatusJson(job: ImportJob, baseUrl: string) {
   };
 }
 
+/**
+ * `Content-Encoding: gzip` (or its old alias `x-gzip`); absent or `identity`: plain. Any other
+ * coding is refused rather than stored as if it were CSV.
+ */
+function contentEncodingIsGzip(header: string | undefined): boolean {
+  const codings = (header ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
+  if (codings.length === 0) return false;
+  if (codings.length === 1 && (codings[0] === 'gzip' || codings[0] === 'x-gzip')) return true;
+  throw new ApiError('bad_request', `Content-Encoding "${header}" is not supported: send the CSV plain or with "Content-Encoding: gzip".`);
+}
+
 export function registerUploadApi(api: FastifyInstance, deps: PanelDeps) {
   const { store, credentials, config } = deps;
 
@@ -51,6 +65,8 @@ export function registerUploadApi(api: FastifyInstance, deps: PanelDeps) {
     if (token === null) throw new ApiError('auth_required', 'No upload token was sent. Send it as "Authorization: Bearer <token>".');
     const credential = await credentials.verify(token, 'upload');
     if (!credential) {
+      const expired = expiredRefusal(credentials, token, 'upload');
+      if (expired) throw expired;
       const isKey = parseCredential(token)?.scope === 'read';
       throw new ApiError('unauthorized', isKey ? 'This is an API key, which only reads. Uploads need an upload token (upl_…) from the panel.' : 'The upload token is not valid: it is unknown, malformed or revoked.');
     }
@@ -65,15 +81,21 @@ export function registerUploadApi(api: FastifyInstance, deps: PanelDeps) {
     if (request.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {
       throw new ApiError('bad_request', 'The request has no body: send the CSV file as the body (curl -T export.csv …).');
     }
-    // Refused before reading a byte when the client says how much it will send.
-    if (length !== undefined && Number(length) > config.maxUploadBytes) {
+    const compressed = contentEncodingIsGzip(request.headers['content-encoding']);
+    // Refused before reading a byte when the client says how much it will send. A compressed
+    // body's length says nothing certain of its decompressed size, which the store bounds.
+    if (!compressed && length !== undefined && Number(length) > config.maxUploadBytes) {
       throw new ApiError('payload_too_large', `The upload is larger than the maximum of ${config.maxUploadBytes} bytes.`);
     }
     const filename = cleanFilename((request.query as { filename?: string }).filename, kind);
+    const source = `token:${request.credential!.prefix}`;
     const job = await store.createImport(
-      { companyId, kind, filename, source: `token:${request.credential!.prefix}` },
-      request.raw,
+      { companyId, kind, filename, source },
+      // Stored decompressed (compressed-upload.ts): MAX_UPLOAD_BYTES bounds what it inflates to.
+      plainUpload(request.raw, compressed),
       config.maxUploadBytes,
+      undefined,
+      uploadAudit(tokenActor(request.credential!.prefix, request.ip), companyId, kind, filename, source),
     );
     deps.onImportQueued();
     const body = importStatusJson(job, config.publicBaseUrl);

@@ -11,6 +11,8 @@ import type { Conn, Db } from './postgres-connection.js';
 import { recordImportEnd } from './postgres-events.js';
 import { copyOutRows } from './postgres-copy.js';
 import { toImport, type ImportRow } from '../row-mappers.js';
+import type { AuditEvent } from '../../domain/audit.js';
+import { insertAudit } from './postgres-audit.js';
 
 const BLOB_BYTES = 1024 * 1024;
 /** Blob inserts of one upload running at once (connections it holds from the pool). */
@@ -24,6 +26,7 @@ export async function createImport(
   body: AsyncIterable<Buffer>,
   maxBytes: number,
   onCreated?: (id: number) => void,
+  audit?: AuditEvent,
 ): Promise<ImportJob> {
   // The row is not claimable while `receiving`; each blob is its own short
   // statement, so a slow upload holds no transaction open.
@@ -84,14 +87,15 @@ export async function createImport(
       .catch(() => {});
     throw err;
   }
-  const r = await db.one<ImportRow>(
-    `UPDATE imports SET status = 'queued', size_bytes = $2 WHERE id = $1 RETURNING *`,
-    [id, size],
-  );
+  const r = await db.tx(async (c) => {
+    const row = await c.one<ImportRow>(`UPDATE imports SET status = 'queued', size_bytes = $2 WHERE id = $1 RETURNING *`, [id, size]);
+    if (audit) await insertAudit(c, audit, { import_id: id, size_bytes: size });
+    return row;
+  });
   return toImport(r!);
 }
 
-export async function copyImport(db: Db, id: number, source: string): Promise<ImportJob | null> {
+export async function copyImport(db: Db, id: number, source: string, audit?: AuditEvent): Promise<ImportJob | null> {
   // One transaction: the copy is queued complete or not at all. Unbounded,
   // since copying a large upload's blobs may outlast the statement timeout.
   const r = await db.tx(
@@ -99,7 +103,7 @@ export async function copyImport(db: Db, id: number, source: string): Promise<Im
       const row = await c.one<ImportRow>(
         `INSERT INTO imports (company_id, kind, status, filename, size_bytes, source, created_at)
          SELECT company_id, kind, 'queued', filename, size_bytes, $2, $3 FROM imports
-         WHERE id = $1 AND status <> 'receiving' RETURNING *`,
+         WHERE id = $1 AND status <> 'receiving' AND file_removed_at IS NULL RETURNING *`,
         [id, source, Date.now()],
       );
       if (!row) return null;
@@ -107,6 +111,7 @@ export async function copyImport(db: Db, id: number, source: string): Promise<Im
         row.id,
         id,
       ]);
+      if (audit) await insertAudit(c, audit, { import_id: row.id });
       return row;
     },
     { unbounded: true },
@@ -209,12 +214,16 @@ export async function holdImport(db: Db, id: number, snapshotId: number, report:
 }
 
 /** Marks a held import rejected; returns the snapshot to discard, or null when it was not held. */
-export async function rejectImport(db: Db, id: number, report: unknown): Promise<number | null> {
-  const r = await db.one<{ snapshot_id: number | null }>(
-    `UPDATE imports SET status = 'rejected', finished_at = $1, report = $2
-     WHERE id = $3 AND status = 'awaiting_confirmation' RETURNING snapshot_id`,
-    [Date.now(), JSON.stringify(report), id],
-  );
+export async function rejectImport(db: Db, id: number, report: unknown, audit?: AuditEvent): Promise<number | null> {
+  const r = await db.tx(async (c) => {
+    const row = await c.one<{ snapshot_id: number | null }>(
+      `UPDATE imports SET status = 'rejected', finished_at = $1, report = $2
+       WHERE id = $3 AND status = 'awaiting_confirmation' RETURNING snapshot_id`,
+      [Date.now(), JSON.stringify(report), id],
+    );
+    if (row && audit) await insertAudit(c, audit);
+    return row;
+  });
   return r?.snapshot_id ?? null;
 }
 
@@ -259,4 +268,23 @@ export async function recoverImports(
     [Date.now() - RECEIVING_EXPIRES_MS],
   );
   return recovered;
+}
+
+export async function sweepUploads(db: Db, endedBefore: number): Promise<number> {
+  // Unbounded: deleting the blobs of a few large uploads may outlast the statement timeout.
+  return db.tx(
+    async (c) => {
+      const ids = (
+        await c.rows<{ id: number }>(
+          `UPDATE imports SET file_removed_at = $2
+           WHERE status IN ('succeeded', 'failed', 'rejected') AND finished_at < $1 AND file_removed_at IS NULL
+           RETURNING id`,
+          [endedBefore, Date.now()],
+        )
+      ).map((r) => r.id);
+      if (ids.length > 0) await c.run('DELETE FROM import_blobs WHERE import_id = ANY($1::bigint[])', [ids]);
+      return ids.length;
+    },
+    { unbounded: true },
+  );
 }

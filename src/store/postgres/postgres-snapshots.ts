@@ -28,6 +28,7 @@ import {
   DuplicateIdError,
   type SnapshotRef,
   type Tombstone,
+  type ThinChunk,
   type Chunk,
   type RecordRef,
   type SnapshotChanges,
@@ -36,6 +37,8 @@ import {
   type StagedRecord,
   type StagedSnapshot,
 } from '../store.js';
+import type { AuditEvent } from '../../domain/audit.js';
+import { insertAudit } from './postgres-audit.js';
 import type { Conn, Db } from './postgres-connection.js';
 import { recordImportEnd } from './postgres-events.js';
 import { SNAPSHOT_META_COLUMNS, toHashAlgorithm, toSnapshotMeta, type SnapshotRow } from '../row-mappers.js';
@@ -84,7 +87,7 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
       const source = records[Symbol.asyncIterator]();
       let written: OutOfOrder | null = null;
       if (!prev) {
-        const inOrder = await writeInOrder(c, snapshotId, spec.at, source).catch(async (err: unknown) => {
+        const inOrder = await writeInOrder(c, snapshotId, spec.kind, spec.at, source).catch(async (err: unknown) => {
           // Stopped reading early: let the producer (the CSV reader) stop too.
           await source.return?.().catch(() => {});
           throw err;
@@ -109,7 +112,7 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
       // Temporary tables are never analysed automatically; the joins below need the statistics.
       await c.run('ANALYZE stage');
       const changes = await detectChanges(c, total, prev?.snapshot_id ?? null);
-      await layOut(c, snapshotId, total);
+      await layOut(c, snapshotId, spec.kind, total);
       return { snapshotId, changes, previousId: prev?.snapshot_id ?? null };
     },
     { unbounded: true },
@@ -131,11 +134,12 @@ interface OutOfOrder {
 async function writeInOrder(
   c: Conn,
   snapshotId: number,
+  kind: Kind,
   at: number,
   source: AsyncIterator<StagedRecord[]>,
 ): Promise<{ count: number } | OutOfOrder> {
   // Views: each flush's COPY has completed before the builder writes over its chunks.
-  const builder = new ChunkBuilder({ views: true });
+  const builder = new ChunkBuilder({ views: true, kind });
   const lines = new LineNumbers();
   let records = new CopyEncoder(IN_ORDER_RECORDS_BUFFER);
   let recordCount = 0;
@@ -186,8 +190,19 @@ async function writeInOrder(
 
 /** Records the laid-out snapshot's description, and that it is complete. */
 async function markStaged(c: Conn, snapshotId: number, builder: ChunkBuilder) {
+  const indexes = builder.indexes();
+  async function* encoded() {
+    const enc = new CopyEncoder(16 * 1024);
+    for (const ix of indexes) {
+      enc.row(3).int8(snapshotId).text(ix.name).bytesFollow(ix.bytes.length);
+      yield enc.take();
+      yield ix.bytes;
+    }
+    yield enc.take(true);
+  }
+  await copyIn(c, 'snapshot_indexes', ['snapshot_id', 'name', 'bytes'], encoded());
   await c.run(
-    `UPDATE snapshots SET state = 'staged', record_count = $2, chunk_starts = $3, timeline = $4 WHERE id = $1`,
+    `UPDATE snapshots SET state = 'staged', indexed = true, record_count = $2, chunk_starts = $3, timeline = $4 WHERE id = $1`,
     [snapshotId, builder.count, encodeUint32s(builder.chunkStarts()), JSON.stringify(builder.timelineEntries())],
   );
 }
@@ -221,6 +236,7 @@ async function moveToStage(c: Conn, snapshotId: number, at: number, written: Out
   if (pos !== written.count) throw new Error(`snapshot ${snapshotId}: moved ${pos} of ${written.count} records to the stage`);
   await c.run('DELETE FROM records WHERE snapshot_id = $1', [snapshotId]);
   await c.run('DELETE FROM chunks WHERE snapshot_id = $1', [snapshotId]);
+  await c.run('DELETE FROM thin_chunks WHERE snapshot_id = $1', [snapshotId]);
   return pos;
 }
 
@@ -291,7 +307,7 @@ async function detectChanges(c: Conn, total: number, prev: number | null): Promi
 }
 
 /** Assigns positions in SQL, then reads items in list order to write chunks. */
-async function layOut(c: Conn, snapshotId: number, total: number) {
+async function layOut(c: Conn, snapshotId: number, kind: Kind, total: number) {
   await c.run('CREATE INDEX stage_order ON stage (ts, id_erp)');
   await c.run(
     `INSERT INTO records (snapshot_id, id_erp, pos, actualizado_at, hash)
@@ -301,7 +317,7 @@ async function layOut(c: Conn, snapshotId: number, total: number) {
   // The same order as the positions above: (ts, id_erp) is unique, so the order is total.
   await c.run('DECLARE ordered NO SCROLL CURSOR FOR SELECT body, ts FROM stage ORDER BY ts, id_erp');
   // Views: each page's COPY of chunks has completed before the builder writes over them.
-  const builder = new ChunkBuilder({ views: true });
+  const builder = new ChunkBuilder({ views: true, kind });
   const fetch = () => {
     const page = c.rows<{ body: string; ts: number }>(`FETCH ${FETCH_ROWS} FROM ordered`);
     page.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
@@ -342,6 +358,16 @@ async function writeChunks(c: Conn, snapshotId: number, chunks: Chunk[]) {
     yield enc.take(true);
   }
   await copyIn(c, 'chunks', ['snapshot_id', 'chunk_no', 'first_pos', 'offsets', 'bytes'], encoded());
+  async function* thin() {
+    const enc = new CopyEncoder(64 * 1024);
+    for (const k of chunks) {
+      const t = k.thin!;
+      enc.row(5).int8(snapshotId).int4(t.chunkNo).int4(t.firstPos).bytes(encodeUint32s(t.bounds)).bytes(t.bytes);
+      if (enc.size >= COPY_FLUSH_BYTES) yield enc.take();
+    }
+    yield enc.take(true);
+  }
+  await copyIn(c, 'thin_chunks', ['snapshot_id', 'chunk_no', 'first_pos', 'bounds', 'bytes'], thin());
 }
 
 export async function publishSnapshot(
@@ -349,6 +375,7 @@ export async function publishSnapshot(
   snapshotId: number,
   finish?: { importId: number; report: unknown },
   tombstoneRetentionMs = DEFAULT_TOMBSTONE_RETENTION_MS,
+  audit?: AuditEvent,
 ) {
   await db.tx(async (c) => {
     const snap = await c.one<{ company_id: number; kind: Kind; state: string; import_at: number | null; public_id: string }>(
@@ -384,6 +411,7 @@ export async function publishSnapshot(
       // The outbox: the event commits with the publication, or neither happens.
       await recordImportEnd(c, { importId: finish.importId, type: 'import.published', snapshot: snap.public_id, report: finish.report, at: now });
     }
+    if (audit) await insertAudit(c, audit);
   });
 }
 
@@ -433,6 +461,8 @@ export async function discardSnapshot(db: Db, snapshotId: number): Promise<boole
       if ((await c.run(`DELETE FROM snapshots WHERE id = $1 AND state <> 'live'`, [snapshotId])) === 0) return false;
       await c.run('DELETE FROM chunks WHERE snapshot_id = $1', [snapshotId]);
       await c.run('DELETE FROM chunk_segments WHERE snapshot_id = $1', [snapshotId]);
+      await c.run('DELETE FROM thin_chunks WHERE snapshot_id = $1', [snapshotId]);
+      await c.run('DELETE FROM snapshot_indexes WHERE snapshot_id = $1', [snapshotId]);
       await c.run('DELETE FROM records WHERE snapshot_id = $1', [snapshotId]);
       await c.run('DELETE FROM snapshot_tombstones WHERE snapshot_id = $1', [snapshotId]);
       return true;
@@ -476,6 +506,21 @@ export async function readChunks(db: Db, snapshotId: number, from: number, to: n
     'mirador_read_chunks',
   );
   return rows.map((r) => ({ chunkNo: r.chunk_no, firstPos: r.first_pos, offsets: decodeUint32s(r.offsets), bytes: r.bytes }));
+}
+
+export async function readThinChunks(db: Db, snapshotId: number, from: number, to: number): Promise<ThinChunk[]> {
+  const rows = await db.rows<{ chunk_no: number; first_pos: number; bounds: Buffer; bytes: Buffer }>(
+    `SELECT chunk_no, first_pos, bounds, bytes FROM thin_chunks
+     WHERE snapshot_id = $1 AND chunk_no BETWEEN $2 AND $3 ORDER BY chunk_no`,
+    [snapshotId, from, to],
+    'mirador_read_thin_chunks',
+  );
+  return rows.map((r) => ({ chunkNo: r.chunk_no, firstPos: r.first_pos, bounds: decodeUint32s(r.bounds), bytes: r.bytes }));
+}
+
+export async function readIndex(db: Db, snapshotId: number, name: string): Promise<Buffer | null> {
+  const r = await db.one<{ bytes: Buffer }>('SELECT bytes FROM snapshot_indexes WHERE snapshot_id = $1 AND name = $2', [snapshotId, name]);
+  return r?.bytes ?? null;
 }
 
 export async function findRecord(db: Db, snapshotId: number, idErp: string): Promise<RecordRef | null> {

@@ -6,8 +6,11 @@
  */
 import type { CredentialScope } from '../../domain/api-keys.js';
 import type { Kind } from '../../domain/kinds.js';
+import type { AuditEvent } from '../../domain/audit.js';
+import type { ThrottlePolicy } from '../../domain/sign-in-policy.js';
 import {
   ConflictError,
+  type AuditQuery,
   type ChunkSegment,
   type Company,
   type Credential,
@@ -22,8 +25,9 @@ import {
 import { LiveCache } from '../live-cache.js';
 import { Db } from './postgres-connection.js';
 import { LiveListener } from './postgres-live-listener.js';
+import * as audits from './postgres-audit.js';
 import * as imports from './postgres-imports.js';
-import { migrate } from './postgres-migrations.js';
+import { migrate, schemaVersion } from './postgres-migrations.js';
 import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from '../row-mappers.js';
 import * as segments from './postgres-segments.js';
 import * as snapshots from './postgres-snapshots.js';
@@ -35,11 +39,17 @@ const UNIQUE_VIOLATION = '23505';
 const isUniqueViolation = (err: unknown) => (err as { code?: unknown }).code === UNIQUE_VIOLATION;
 /** PostgreSQL text cannot hold NUL: a lookup key with one matches nothing. */
 const hasNul = (s: string) => s.includes('\0');
+/** A sign-in key PostgreSQL text can hold (a NUL typed in the form becomes U+FFFD). */
+const textKey = (s: string) => s.replaceAll('\0', '\uFFFD');
+
+const PG_BACKUP =
+  'On PostgreSQL, back up with "pg_dump -Fc" and restore with "pg_restore" (see docs/operations.md, "Backups"); "mirador backup" and "mirador restore" are for SQLite.';
 
 export class PostgresStore implements Store {
   readonly backend = 'postgres' as const;
   readonly writerBoundsImport = true;
   readonly writesWhileStoring = true;
+  readonly backsUpToFile = false;
 
   private readonly live = new LiveCache();
   /** Only a serving process listens (one more connection); without it, live pointers are read every time. */
@@ -63,13 +73,35 @@ export class PostgresStore implements Store {
     return new PostgresStore(new Db(url), url, options);
   }
 
-  migrate(): Promise<void> {
-    return migrate(this.db);
+  migrate(options: { to?: number } = {}): Promise<void> {
+    return migrate(this.db, options.to);
   }
 
   async close(): Promise<void> {
     await this.listener?.close();
     await this.db.close();
+  }
+
+  // PostgreSQL has its own consistent, online tools: pg_dump -Fc and pg_restore (docs/operations.md).
+  async backup(): Promise<{ bytes: number }> {
+    throw new Error(PG_BACKUP);
+  }
+
+  async restore(): Promise<void> {
+    throw new Error(PG_BACKUP);
+  }
+
+  async storageSize() {
+    const r = await this.db.one<{ bytes: string }>('SELECT pg_database_size(current_database())::text AS bytes');
+    return { bytes: Number(r!.bytes), freeBytes: 0 };
+  }
+
+  schemaVersion() {
+    return schemaVersion(this.db);
+  }
+
+  async isEmpty(): Promise<boolean> {
+    return (await this.db.one<{ n: number }>('SELECT count(*)::int AS n FROM companies'))!.n === 0;
   }
 
   async ping(): Promise<void> {
@@ -114,33 +146,49 @@ export class PostgresStore implements Store {
     prefix: string;
     secretHash: Buffer;
     label: string | null;
-  }): Promise<Credential> {
-    const r = await this.db.one<CredentialRow>(
-      `INSERT INTO credentials (company_id, scope, prefix, secret_hash, label, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
-      [input.companyId, input.scope, input.prefix, input.secretHash, input.label, Date.now()],
-    );
+    expiresAt?: number | null;
+  }, audit?: AuditEvent): Promise<Credential> {
+    const r = await this.db.tx(async (c) => {
+      const row = await c.one<CredentialRow>(
+        `INSERT INTO credentials (company_id, scope, prefix, secret_hash, label, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+        [input.companyId, input.scope, input.prefix, input.secretHash, input.label, Date.now(), input.expiresAt ?? null],
+      );
+      if (audit) await audits.insertAudit(c, audit);
+      return row;
+    });
     return toCredential(r!);
   }
 
   async credentialByPrefix(prefix: string): Promise<Credential | null> {
     if (hasNul(prefix)) return null;
-    const r = await this.db.one<CredentialRow>('SELECT * FROM credentials WHERE prefix = $1', [prefix], 'mirador_credential');
+    // Columns named, not *: a prepared statement whose result type a migration changed fails
+    // ("cached plan must not change result type") on every instance still running.
+    const r = await this.db.one<CredentialRow>(
+      `SELECT id, company_id, scope, prefix, secret_hash, label, created_at, last_used_at, revoked_at, expires_at
+       FROM credentials WHERE prefix = $1`,
+      [prefix],
+      'mirador_credential',
+    );
     return r ? toCredential(r) : null;
   }
 
   async listCredentials(companyId: number, scope: CredentialScope): Promise<Credential[]> {
     const rows = await this.db.rows<CredentialRow>(
-      'SELECT * FROM credentials WHERE company_id = $1 AND scope = $2 ORDER BY id',
+      `SELECT id, company_id, scope, prefix, secret_hash, label, created_at, last_used_at, revoked_at, expires_at
+       FROM credentials WHERE company_id = $1 AND scope = $2 ORDER BY id`,
       [companyId, scope],
     );
     return rows.map(toCredential);
   }
 
-  async revokeCredential(prefix: string): Promise<Credential | null> {
+  async revokeCredential(prefix: string, audit?: AuditEvent): Promise<Credential | null> {
     if (hasNul(prefix)) return null;
-    // Revoking twice keeps the first time: the statement only touches an active key.
-    await this.db.run('UPDATE credentials SET revoked_at = $1 WHERE prefix = $2 AND revoked_at IS NULL', [Date.now(), prefix]);
+    await this.db.tx(async (c) => {
+      // Revoking twice keeps the first time: the statement only touches an active key.
+      const changed = await c.run('UPDATE credentials SET revoked_at = $1 WHERE prefix = $2 AND revoked_at IS NULL', [Date.now(), prefix]);
+      if (changed > 0 && audit) await audits.insertAudit(c, audit);
+    });
     return this.credentialByPrefix(prefix);
   }
 
@@ -160,11 +208,14 @@ export class PostgresStore implements Store {
     return (await this.db.one<{ value: string }>('SELECT value FROM settings WHERE name = $1', [name]))?.value ?? null;
   }
 
-  async setSetting(name: string, value: string): Promise<void> {
-    await this.db.run(
-      'INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
-      [name, value],
-    );
+  async setSetting(name: string, value: string, audit?: AuditEvent): Promise<void> {
+    await this.db.tx(async (c) => {
+      await c.run(
+        'INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
+        [name, value],
+      );
+      if (audit) await audits.insertAudit(c, audit);
+    });
   }
 
   async initSetting(name: string, value: string): Promise<string> {
@@ -176,13 +227,17 @@ export class PostgresStore implements Store {
 
   // Users
 
-  async createUser(input: { companyId: number; email: string; passwordHash: string }): Promise<User> {
+  async createUser(input: { companyId: number; email: string; passwordHash: string }, audit?: AuditEvent): Promise<User> {
     try {
-      const r = await this.db.one<UserRow>(
-        'INSERT INTO users (company_id, email, password_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING *',
-        [input.companyId, input.email, input.passwordHash, Date.now()],
-      );
-      return toUser(r!);
+      const r = await this.db.tx(async (c) => {
+        const row = (await c.one<UserRow>(
+          'INSERT INTO users (company_id, email, password_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING *',
+          [input.companyId, input.email, input.passwordHash, Date.now()],
+        ))!;
+        if (audit) await audits.insertAudit(c, audit, { user_id: row.id });
+        return row;
+      });
+      return toUser(r);
     } catch (err) {
       if (isUniqueViolation(err)) throw new ConflictError(`A user with email "${input.email}" already exists.`);
       throw err;
@@ -210,12 +265,45 @@ export class PostgresStore implements Store {
     return r ? JSON.parse(r.mapping) : {};
   }
 
-  async setMapping(companyId: number, kind: Kind, mapping: Record<string, string>): Promise<void> {
-    await this.db.run(
-      `INSERT INTO mappings (company_id, kind, mapping) VALUES ($1, $2, $3)
-       ON CONFLICT (company_id, kind) DO UPDATE SET mapping = excluded.mapping`,
-      [companyId, kind, JSON.stringify(mapping)],
-    );
+  async setMapping(companyId: number, kind: Kind, mapping: Record<string, string>, audit?: AuditEvent): Promise<void> {
+    await this.db.tx(async (c) => {
+      await c.run(
+        `INSERT INTO mappings (company_id, kind, mapping) VALUES ($1, $2, $3)
+         ON CONFLICT (company_id, kind) DO UPDATE SET mapping = excluded.mapping`,
+        [companyId, kind, JSON.stringify(mapping)],
+      );
+      if (audit) await audits.insertAudit(c, audit);
+    });
+  }
+
+  // Audit trail and sign-in failures
+
+  recordAudit(event: AuditEvent): Promise<void> {
+    return audits.insertAudit(this.db, event);
+  }
+
+  listAudit(companyId: number, query: AuditQuery) {
+    return audits.listAudit(this.db, companyId, query);
+  }
+
+  sweepAudit(before: number) {
+    return audits.sweepAudit(this.db, before);
+  }
+
+  signInFailed(email: string, now: number, policy: ThrottlePolicy) {
+    return audits.signInFailed(this.db, textKey(email), now, policy);
+  }
+
+  signInLockedUntil(email: string) {
+    return audits.signInLockedUntil(this.db, textKey(email));
+  }
+
+  signInSucceeded(email: string) {
+    return audits.signInSucceeded(this.db, textKey(email));
+  }
+
+  sweepSignInFailures(now: number) {
+    return audits.sweepSignInFailures(this.db, now);
   }
 
   // Imports
@@ -225,12 +313,13 @@ export class PostgresStore implements Store {
     body: AsyncIterable<Buffer>,
     maxBytes: number,
     onCreated?: (id: number) => void,
+    audit?: AuditEvent,
   ): Promise<ImportJob> {
-    return imports.createImport(this.db, input, body, maxBytes, onCreated);
+    return imports.createImport(this.db, input, body, maxBytes, onCreated, audit);
   }
 
-  copyImport(id: number, source: string): Promise<ImportJob | null> {
-    return imports.copyImport(this.db, id, source);
+  copyImport(id: number, source: string, audit?: AuditEvent): Promise<ImportJob | null> {
+    return imports.copyImport(this.db, id, source, audit);
   }
 
   importById(id: number): Promise<ImportJob | null> {
@@ -261,9 +350,9 @@ export class PostgresStore implements Store {
     return imports.holdImport(this.db, id, snapshotId, report);
   }
 
-  async rejectImport(id: number, report: unknown): Promise<void> {
+  async rejectImport(id: number, report: unknown, audit?: AuditEvent): Promise<void> {
     // The import is marked first: a crash in between leaves an unpublished snapshot the sweep removes.
-    const snapshotId = await imports.rejectImport(this.db, id, report);
+    const snapshotId = await imports.rejectImport(this.db, id, report, audit);
     if (snapshotId !== null) await snapshots.discardSnapshot(this.db, snapshotId);
   }
 
@@ -277,9 +366,13 @@ export class PostgresStore implements Store {
     return snapshots.writeSnapshot(this.db, spec, records);
   }
 
-  async publishSnapshot(snapshotId: number, finish?: { importId: number; report: unknown }, options?: { tombstoneRetentionMs?: number }) {
+  async publishSnapshot(
+    snapshotId: number,
+    finish?: { importId: number; report: unknown },
+    options?: { tombstoneRetentionMs?: number; audit?: AuditEvent },
+  ) {
     try {
-      await snapshots.publishSnapshot(this.db, snapshotId, finish, options?.tombstoneRetentionMs);
+      await snapshots.publishSnapshot(this.db, snapshotId, finish, options?.tombstoneRetentionMs, options?.audit);
     } finally {
       // This process reads its own publication at once, before its notification comes back.
       this.live.forgetLive();
@@ -335,6 +428,14 @@ export class PostgresStore implements Store {
 
   claimSegmentPass(now = Date.now()) {
     return segments.claimSegmentPass(this.db, now);
+  }
+
+  readThinChunks(snapshotId: number, fromChunk: number, toChunk: number) {
+    return snapshots.readThinChunks(this.db, snapshotId, fromChunk, toChunk);
+  }
+
+  readIndex(snapshotId: number, name: string) {
+    return snapshots.readIndex(this.db, snapshotId, name);
   }
 
   readSegments(snapshotId: number, fromChunk: number, toChunk: number) {
@@ -426,6 +527,10 @@ export class PostgresStore implements Store {
 
   releaseDeliveries(isGone: (worker: string) => boolean) {
     return webhooks.releaseDeliveries(this.db, isGone);
+  }
+
+  sweepUploads(endedBefore: number) {
+    return imports.sweepUploads(this.db, endedBefore);
   }
 
   sweepSnapshots(supersededBefore: number) {

@@ -4,6 +4,8 @@ import type { Kind } from '../../domain/kinds.js';
 import { UploadTooLargeError, type ImportJob } from '../store.js';
 import { toImport, type ImportRow } from '../row-mappers.js';
 import { recordImportEnd } from './sqlite-events.js';
+import type { AuditEvent } from '../../domain/audit.js';
+import { insertAudit } from './sqlite-audit.js';
 
 const BLOB_BYTES = 1024 * 1024;
 
@@ -13,6 +15,7 @@ export async function createImport(
   body: AsyncIterable<Buffer>,
   maxBytes: number,
   onCreated?: (id: number) => void,
+  audit?: AuditEvent,
 ): Promise<ImportJob> {
   // The row is not claimable while `receiving`, and each blob is its own short
   // transaction, so a slow upload never holds the write lock.
@@ -52,11 +55,14 @@ export async function createImport(
     })();
     throw err;
   }
-  db.prepare(`UPDATE imports SET status = 'queued', size_bytes = ? WHERE id = ?`).run(size, id);
+  db.transaction(() => {
+    db.prepare(`UPDATE imports SET status = 'queued', size_bytes = ? WHERE id = ?`).run(size, id);
+    if (audit) insertAudit(db, audit, { import_id: id, size_bytes: size });
+  })();
   return importById(db, id)!;
 }
 
-export function copyImport(db: Database, id: number, source: string): ImportJob | null {
+export function copyImport(db: Database, id: number, source: string, audit?: AuditEvent): ImportJob | null {
   // One transaction: the copy is queued complete or not at all. A blob copy
   // of a large file holds the write lock for a moment; re-applying is rare.
   const newId = db.transaction(() => {
@@ -64,12 +70,13 @@ export function copyImport(db: Database, id: number, source: string): ImportJob 
       .prepare(
         `INSERT INTO imports (company_id, kind, status, filename, size_bytes, source, created_at)
          SELECT company_id, kind, 'queued', filename, size_bytes, ?, ? FROM imports
-         WHERE id = ? AND status <> 'receiving'`,
+         WHERE id = ? AND status <> 'receiving' AND file_removed_at IS NULL`,
       )
       .run(source, Date.now(), id);
     if (r.changes === 0) return null;
     const copy = Number(r.lastInsertRowid);
     db.prepare('INSERT INTO import_blobs (import_id, seq, bytes) SELECT ?, seq, bytes FROM import_blobs WHERE import_id = ?').run(copy, id);
+    if (audit) insertAudit(db, audit, { import_id: copy });
     return copy;
   }).immediate();
   return newId === null ? null : importById(db, newId);
@@ -148,7 +155,7 @@ export function holdImport(db: Database, id: number, snapshotId: number, report:
   })();
 }
 
-export function rejectImport(db: Database, id: number, report: unknown, discard: (snapshotId: number) => void) {
+export function rejectImport(db: Database, id: number, report: unknown, discard: (snapshotId: number) => void, audit?: AuditEvent) {
   db.transaction(() => {
     const row = db.prepare(`SELECT snapshot_id FROM imports WHERE id = ? AND status = 'awaiting_confirmation'`).get(id) as
       | { snapshot_id: number | null }
@@ -156,6 +163,7 @@ export function rejectImport(db: Database, id: number, report: unknown, discard:
     if (!row) return;
     db.prepare(`UPDATE imports SET status = 'rejected', finished_at = ?, report = ? WHERE id = ?`).run(Date.now(), JSON.stringify(report), id);
     if (row.snapshot_id !== null) discard(row.snapshot_id);
+    if (audit) insertAudit(db, audit);
   })();
 }
 
@@ -182,4 +190,23 @@ export function recoverImports(
   db.prepare(`DELETE FROM import_blobs WHERE import_id IN (SELECT id FROM imports WHERE status = 'receiving' AND created_at < ?)`)
     .run(Date.now() - 24 * 3600 * 1000);
   return recovered;
+}
+
+const ENDED = "('succeeded', 'failed', 'rejected')";
+
+export function sweepUploads(db: Database, endedBefore: number): number {
+  return db.transaction(() => {
+    const ids = db
+      .prepare(`SELECT id FROM imports WHERE status IN ${ENDED} AND finished_at < ? AND file_removed_at IS NULL`)
+      .pluck()
+      .all(endedBefore) as number[];
+    const remove = db.prepare('DELETE FROM import_blobs WHERE import_id = ?');
+    const mark = db.prepare('UPDATE imports SET file_removed_at = ? WHERE id = ?');
+    const now = Date.now();
+    for (const id of ids) {
+      remove.run(id);
+      mark.run(now, id);
+    }
+    return ids.length;
+  }).immediate();
 }

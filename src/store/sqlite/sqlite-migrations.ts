@@ -143,6 +143,96 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ALTER TABLE snapshots ADD COLUMN segments_done_at INTEGER;
   UPDATE snapshots SET segments_done_at = segments_claimed_at WHERE segments_claimed_at IS NOT NULL;
   `,
+  // Issue 24: the audit trail (newest first per company, by id), failed sign-ins shared by
+  // every process over the file, and keys that expire.
+  `
+  CREATE TABLE audit_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    company_id INTEGER NOT NULL REFERENCES companies(id),
+    at INTEGER NOT NULL,
+    actor TEXT NOT NULL,
+    ip TEXT,
+    action TEXT NOT NULL,
+    details TEXT NOT NULL
+  );
+  CREATE INDEX audit_log_by_company ON audit_log(company_id, id);
+  CREATE INDEX audit_log_by_company_action ON audit_log(company_id, action, id);
+  CREATE INDEX audit_log_by_time ON audit_log(at);
+  CREATE TABLE sign_in_failures (
+    email TEXT PRIMARY KEY,
+    failures INTEGER NOT NULL,
+    first_at INTEGER NOT NULL,
+    locked_until INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  ALTER TABLE credentials ADD COLUMN expires_at INTEGER;
+  `,
+  // Stored uploads are removed UPLOAD_RETENTION_DAYS after their import ends; the import's row
+  // stays in the history and says when its file went.
+  `
+  ALTER TABLE imports ADD COLUMN file_removed_at INTEGER;
+  `,
+  // Snapshot ids are never reused (issue 24): without AUTOINCREMENT SQLite gives the
+  // highest id again once that snapshot is discarded, and a cache keyed by snapshot id could
+  // mix two snapshots. SQLite cannot ALTER a key to AUTOINCREMENT, so the table is rebuilt
+  // with every column and index (no foreign key refers to it or from it), and the sequence
+  // starts past any id an import recorded, so a snapshot discarded before this upgrade is
+  // not reused either.
+  `
+  CREATE TABLE snapshots_autoincrement (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    public_id TEXT NOT NULL UNIQUE,
+    company_id INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    import_id INTEGER,
+    state TEXT NOT NULL CHECK (state IN ('staging', 'staged', 'live', 'superseded')),
+    created_at INTEGER NOT NULL,
+    superseded_at INTEGER,
+    record_count INTEGER NOT NULL DEFAULT 0,
+    chunk_starts BLOB,
+    timeline TEXT,
+    columns TEXT,
+    import_at INTEGER,
+    published_at INTEGER,
+    segments_claimed_at INTEGER,
+    hash_algorithm TEXT NOT NULL DEFAULT 'md5',
+    segments_done_at INTEGER
+  );
+  INSERT INTO snapshots_autoincrement (id, public_id, company_id, kind, import_id, state, created_at, superseded_at,
+      record_count, chunk_starts, timeline, columns, import_at, published_at, segments_claimed_at, hash_algorithm,
+      segments_done_at)
+    SELECT id, public_id, company_id, kind, import_id, state, created_at, superseded_at,
+      record_count, chunk_starts, timeline, columns, import_at, published_at, segments_claimed_at, hash_algorithm,
+      segments_done_at
+    FROM snapshots;
+  DROP TABLE snapshots;
+  ALTER TABLE snapshots_autoincrement RENAME TO snapshots;
+  CREATE INDEX snapshots_by_state ON snapshots(state, superseded_at);
+  DELETE FROM sqlite_sequence WHERE name = 'snapshots';
+  INSERT INTO sqlite_sequence (name, seq)
+    SELECT 'snapshots', max(coalesce((SELECT max(id) FROM snapshots), 0), coalesce((SELECT max(snapshot_id) FROM imports), 0));
+  `,
+  // Filters, search and thin pages (issue 17): each snapshot's items without `data`, in
+  // chunks holding the same positions as its item chunks, and its filter indexes, one blob
+  // each (store/snapshot-index.ts). Tables of their own, so that a thin page never reads
+  // past the item bytes of a chunk row.
+  `
+  CREATE TABLE thin_chunks (
+    snapshot_id INTEGER NOT NULL,
+    chunk_no INTEGER NOT NULL,
+    first_pos INTEGER NOT NULL,
+    bounds BLOB NOT NULL,
+    bytes BLOB NOT NULL,
+    PRIMARY KEY (snapshot_id, chunk_no)
+  );
+  CREATE TABLE snapshot_indexes (
+    snapshot_id INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    bytes BLOB NOT NULL,
+    PRIMARY KEY (snapshot_id, name)
+  );
+  ALTER TABLE snapshots ADD COLUMN indexed INTEGER NOT NULL DEFAULT 0;
+  `,
   // Events and webhooks (issue 19, contract §7). An event is inserted in the transaction that
   // ends its import, with one delivery per endpoint that wants it (an outbox). A delivery keeps
   // a copy of the event's body: a test event has no row in the feed, and retention of the feed

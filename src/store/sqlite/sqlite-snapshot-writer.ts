@@ -20,6 +20,7 @@
 import type { Database } from 'better-sqlite3';
 import { ChunkBuilder, decodeUint32s, encodeUint32s, itemBodies } from '../chunk-builder.js';
 import { allInserted, checkHashAlgorithm, type Chunk, type SnapshotSpec, type StagedRecord, type StagedSnapshot } from '../store.js';
+import type { Kind } from '../../domain/kinds.js';
 import { IncreasingIds, LineNumbers } from '../arrival-order.js';
 import { discardSnapshot, newPublicId } from './sqlite-snapshots.js';
 import { Stage } from './sqlite-stage.js';
@@ -54,7 +55,7 @@ export async function writeSnapshot(
   );
   const autocheckpoint = db.pragma('wal_autocheckpoint', { simple: true }) as number;
   db.pragma(`wal_autocheckpoint = ${autocheckpoint === 0 ? 0 : WRITE_CHECKPOINT_PAGES}`);
-  const layout = new Layout(db, snapshotId);
+  const layout = new Layout(db, snapshotId, spec.kind);
   let stage: Stage | null = null;
   try {
     let inOrder = prev === null;
@@ -99,20 +100,24 @@ export async function writeSnapshot(
 /** Writes records in list order: their positions, and the chunks of their items. */
 class Layout {
   // Views: each chunk is inserted (and its bytes copied by SQLite) as soon as it is complete.
-  private builder = new ChunkBuilder({ views: true });
+  private builder: ChunkBuilder;
   private readonly insertRecord;
   private readonly insertRecords;
   private readonly insertChunk;
+  private readonly insertThinChunk;
 
   constructor(
     private readonly db: Database,
     readonly snapshotId: number,
+    private readonly kind: Kind,
   ) {
+    this.builder = new ChunkBuilder({ views: true, kind });
     this.insertRecord = db.prepare('INSERT INTO records (snapshot_id, id_erp, pos, actualizado_at, hash) VALUES (?, ?, ?, ?, ?)');
     this.insertRecords = db.prepare(
       `INSERT INTO records (snapshot_id, id_erp, pos, actualizado_at, hash) VALUES ${Array(RECORDS_PER_INSERT).fill('(?, ?, ?, ?, ?)').join(', ')}`,
     );
     this.insertChunk = db.prepare('INSERT INTO chunks (snapshot_id, chunk_no, first_pos, offsets, bytes) VALUES (?, ?, ?, ?, ?)');
+    this.insertThinChunk = db.prepare('INSERT INTO thin_chunks (snapshot_id, chunk_no, first_pos, bounds, bytes) VALUES (?, ?, ?, ?, ?)');
   }
 
   get count(): number {
@@ -148,8 +153,10 @@ class Layout {
   finish(): void {
     this.db.transaction(() => {
       this.flushChunk();
+      const insertIndex = this.db.prepare('INSERT INTO snapshot_indexes (snapshot_id, name, bytes) VALUES (?, ?, ?)');
+      for (const ix of this.builder.indexes()) insertIndex.run(this.snapshotId, ix.name, ix.bytes);
       this.db
-        .prepare(`UPDATE snapshots SET state = 'staged', record_count = ?, chunk_starts = ?, timeline = ? WHERE id = ?`)
+        .prepare(`UPDATE snapshots SET state = 'staged', indexed = 1, record_count = ?, chunk_starts = ?, timeline = ? WHERE id = ?`)
         .run(this.builder.count, encodeUint32s(this.builder.chunkStarts()), JSON.stringify(this.builder.timelineEntries()), this.snapshotId);
     })();
   }
@@ -158,14 +165,17 @@ class Layout {
   reset(): void {
     this.db.transaction(() => {
       this.db.prepare('DELETE FROM chunks WHERE snapshot_id = ?').run(this.snapshotId);
+      this.db.prepare('DELETE FROM thin_chunks WHERE snapshot_id = ?').run(this.snapshotId);
       this.db.prepare('DELETE FROM records WHERE snapshot_id = ?').run(this.snapshotId);
     })();
-    this.builder = new ChunkBuilder({ views: true });
+    this.builder = new ChunkBuilder({ views: true, kind: this.kind });
   }
 
   private write(c: Chunk | null) {
     if (!c) return;
     this.insertChunk.run(this.snapshotId, c.chunkNo, c.firstPos, encodeUint32s(c.offsets), c.bytes);
+    const t = c.thin!;
+    this.insertThinChunk.run(this.snapshotId, t.chunkNo, t.firstPos, encodeUint32s(t.bounds), t.bytes);
     this.builder.recycle();
   }
 }

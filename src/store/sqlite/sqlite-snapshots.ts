@@ -16,8 +16,11 @@ import {
   type RecordRef,
   type SnapshotMeta,
   type SnapshotRef,
+  type ThinChunk,
   type Tombstone,
 } from '../store.js';
+import type { AuditEvent } from '../../domain/audit.js';
+import { insertAudit } from './sqlite-audit.js';
 
 export function newPublicId(): string {
   // 16 hex characters: unique enough across databases for ETags never to collide.
@@ -29,6 +32,7 @@ export function publishSnapshot(
   snapshotId: number,
   finish?: { importId: number; report: unknown },
   tombstoneRetentionMs = DEFAULT_TOMBSTONE_RETENTION_MS,
+  audit?: AuditEvent,
 ) {
   db.transaction(() => {
     const snap = db.prepare('SELECT company_id, kind, state, import_at, public_id FROM snapshots WHERE id = ?').get(snapshotId) as
@@ -57,6 +61,7 @@ export function publishSnapshot(
       // The outbox: the event commits with the publication, or neither happens.
       recordImportEnd(db, { importId: finish.importId, type: 'import.published', snapshot: snap.public_id, report: finish.report, at: now });
     }
+    if (audit) insertAudit(db, audit);
   })();
 }
 
@@ -102,6 +107,8 @@ export function discardSnapshot(db: Database, snapshotId: number) {
     if (db.prepare(`DELETE FROM snapshots WHERE id = ? AND state <> 'live'`).run(snapshotId).changes === 0) return;
     db.prepare('DELETE FROM chunks WHERE snapshot_id = ?').run(snapshotId);
     db.prepare('DELETE FROM chunk_segments WHERE snapshot_id = ?').run(snapshotId);
+    db.prepare('DELETE FROM thin_chunks WHERE snapshot_id = ?').run(snapshotId);
+    db.prepare('DELETE FROM snapshot_indexes WHERE snapshot_id = ?').run(snapshotId);
     db.prepare('DELETE FROM records WHERE snapshot_id = ?').run(snapshotId);
     db.prepare('DELETE FROM snapshot_tombstones WHERE snapshot_id = ?').run(snapshotId);
   })();
@@ -133,6 +140,22 @@ export function readChunks(db: Database, snapshotId: number, from: number, to: n
      WHERE snapshot_id = ? AND chunk_no BETWEEN ? AND ? ORDER BY chunk_no`,
   ).all(snapshotId, from, to) as { chunk_no: number; first_pos: number; offsets: Buffer; bytes: Buffer }[];
   return rows.map((r) => ({ chunkNo: r.chunk_no, firstPos: r.first_pos, offsets: decodeUint32s(r.offsets), bytes: r.bytes }));
+}
+
+export function readThinChunks(db: Database, snapshotId: number, from: number, to: number): ThinChunk[] {
+  const rows = cachedStatement(
+    db,
+    `SELECT chunk_no, first_pos, bounds, bytes FROM thin_chunks
+     WHERE snapshot_id = ? AND chunk_no BETWEEN ? AND ? ORDER BY chunk_no`,
+  ).all(snapshotId, from, to) as { chunk_no: number; first_pos: number; bounds: Buffer; bytes: Buffer }[];
+  return rows.map((r) => ({ chunkNo: r.chunk_no, firstPos: r.first_pos, bounds: decodeUint32s(r.bounds), bytes: r.bytes }));
+}
+
+export function readIndex(db: Database, snapshotId: number, name: string): Buffer | null {
+  const r = cachedStatement(db, 'SELECT bytes FROM snapshot_indexes WHERE snapshot_id = ? AND name = ?').get(snapshotId, name) as
+    | { bytes: Buffer }
+    | undefined;
+  return r?.bytes ?? null;
 }
 
 export function findRecord(db: Database, snapshotId: number, idErp: string): RecordRef | null {

@@ -7,8 +7,11 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { CredentialScope } from '../../domain/api-keys.js';
 import type { Kind } from '../../domain/kinds.js';
+import type { AuditEvent } from '../../domain/audit.js';
+import type { ThrottlePolicy } from '../../domain/sign-in-policy.js';
 import {
   ConflictError,
+  type AuditQuery,
   type ChunkSegment,
   type Company,
   type Credential,
@@ -20,6 +23,8 @@ import {
   type StoreOptions,
   type User,
 } from '../store.js';
+import * as audits from './sqlite-audit.js';
+import * as backups from './sqlite-backup.js';
 import * as imports from './sqlite-imports.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from '../row-mappers.js';
@@ -36,6 +41,7 @@ export class SqliteStore implements Store {
   readonly backend = 'sqlite' as const;
   readonly writerBoundsImport = false;
   readonly writesWhileStoring = false;
+  readonly backsUpToFile = true;
   private readonly db: Database.Database;
   private readonly liveStmt: Database.Statement;
   private readonly live = new LiveCache();
@@ -74,12 +80,38 @@ export class SqliteStore implements Store {
     this.dataVersionStmt = this.db.prepare('PRAGMA data_version').pluck();
   }
 
-  async migrate(): Promise<void> {
+  async migrate(options: { to?: number } = {}): Promise<void> {
+    const to = Math.min(options.to ?? SQLITE_MIGRATIONS.length, SQLITE_MIGRATIONS.length);
     this.db.transaction(() => {
       const version = this.db.pragma('user_version', { simple: true }) as number;
-      for (let v = version; v < SQLITE_MIGRATIONS.length; v++) this.db.exec(SQLITE_MIGRATIONS[v]!);
-      this.db.pragma(`user_version = ${SQLITE_MIGRATIONS.length}`);
+      for (let v = version; v < to; v++) this.db.exec(SQLITE_MIGRATIONS[v]!);
+      // Never lowered: an older release opening a newer database (during a rolling upgrade)
+      // must not make the newer one apply its migrations a second time.
+      if (version < to) this.db.pragma(`user_version = ${to}`);
     }).immediate();
+  }
+
+  backup(file: string) {
+    return backups.backup(this.db, file);
+  }
+
+  async storageSize() {
+    const pageSize = this.db.pragma('page_size', { simple: true }) as number;
+    const pages = this.db.pragma('page_count', { simple: true }) as number;
+    const free = this.db.pragma('freelist_count', { simple: true }) as number;
+    return { bytes: pages * pageSize, freeBytes: free * pageSize };
+  }
+
+  async isEmpty() {
+    return backups.isEmpty(this.db);
+  }
+
+  restore(file: string) {
+    return backups.restore(this.db, this.path, file);
+  }
+
+  async schemaVersion() {
+    return { current: this.db.pragma('user_version', { simple: true }) as number, latest: SQLITE_MIGRATIONS.length };
   }
 
   async close(): Promise<void> {
@@ -128,13 +160,18 @@ export class SqliteStore implements Store {
     prefix: string;
     secretHash: Buffer;
     label: string | null;
-  }): Promise<Credential> {
-    const r = this.db
-      .prepare(
-        `INSERT INTO credentials (company_id, scope, prefix, secret_hash, label, created_at)
-         VALUES (?, ?, ?, ?, ?, ?) RETURNING *`,
-      )
-      .get(input.companyId, input.scope, input.prefix, input.secretHash, input.label, Date.now()) as CredentialRow;
+    expiresAt?: number | null;
+  }, audit?: AuditEvent): Promise<Credential> {
+    const r = this.db.transaction(() => {
+      const row = this.db
+        .prepare(
+          `INSERT INTO credentials (company_id, scope, prefix, secret_hash, label, created_at, expires_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        )
+        .get(input.companyId, input.scope, input.prefix, input.secretHash, input.label, Date.now(), input.expiresAt ?? null) as CredentialRow;
+      if (audit) audits.insertAudit(this.db, audit);
+      return row;
+    })();
     return toCredential(r);
   }
 
@@ -150,8 +187,11 @@ export class SqliteStore implements Store {
     return rows.map(toCredential);
   }
 
-  async revokeCredential(prefix: string): Promise<Credential | null> {
-    this.db.prepare('UPDATE credentials SET revoked_at = ? WHERE prefix = ? AND revoked_at IS NULL').run(Date.now(), prefix);
+  async revokeCredential(prefix: string, audit?: AuditEvent): Promise<Credential | null> {
+    this.db.transaction(() => {
+      const r = this.db.prepare('UPDATE credentials SET revoked_at = ? WHERE prefix = ? AND revoked_at IS NULL').run(Date.now(), prefix);
+      if (r.changes > 0 && audit) audits.insertAudit(this.db, audit);
+    })();
     return this.credentialByPrefix(prefix);
   }
 
@@ -170,10 +210,13 @@ export class SqliteStore implements Store {
     return (this.db.prepare('SELECT value FROM settings WHERE name = ?').pluck().get(name) as string | undefined) ?? null;
   }
 
-  async setSetting(name: string, value: string): Promise<void> {
-    this.db
-      .prepare('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value')
-      .run(name, value);
+  async setSetting(name: string, value: string, audit?: AuditEvent): Promise<void> {
+    this.db.transaction(() => {
+      this.db
+        .prepare('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value')
+        .run(name, value);
+      if (audit) audits.insertAudit(this.db, audit);
+    })();
   }
 
   async initSetting(name: string, value: string): Promise<string> {
@@ -183,11 +226,15 @@ export class SqliteStore implements Store {
 
   // Users
 
-  async createUser(input: { companyId: number; email: string; passwordHash: string }): Promise<User> {
+  async createUser(input: { companyId: number; email: string; passwordHash: string }, audit?: AuditEvent): Promise<User> {
     try {
-      const r = this.db
-        .prepare('INSERT INTO users (company_id, email, password_hash, created_at) VALUES (?, ?, ?, ?) RETURNING *')
-        .get(input.companyId, input.email, input.passwordHash, Date.now()) as UserRow;
+      const r = this.db.transaction(() => {
+        const row = this.db
+          .prepare('INSERT INTO users (company_id, email, password_hash, created_at) VALUES (?, ?, ?, ?) RETURNING *')
+          .get(input.companyId, input.email, input.passwordHash, Date.now()) as UserRow;
+        if (audit) audits.insertAudit(this.db, audit, { user_id: row.id });
+        return row;
+      })();
       return toUser(r);
     } catch (err) {
       if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
@@ -217,13 +264,46 @@ export class SqliteStore implements Store {
     return raw ? JSON.parse(raw) : {};
   }
 
-  async setMapping(companyId: number, kind: Kind, mapping: Record<string, string>): Promise<void> {
-    this.db
-      .prepare(
-        `INSERT INTO mappings (company_id, kind, mapping) VALUES (?, ?, ?)
-         ON CONFLICT (company_id, kind) DO UPDATE SET mapping = excluded.mapping`,
-      )
-      .run(companyId, kind, JSON.stringify(mapping));
+  async setMapping(companyId: number, kind: Kind, mapping: Record<string, string>, audit?: AuditEvent): Promise<void> {
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT INTO mappings (company_id, kind, mapping) VALUES (?, ?, ?)
+           ON CONFLICT (company_id, kind) DO UPDATE SET mapping = excluded.mapping`,
+        )
+        .run(companyId, kind, JSON.stringify(mapping));
+      if (audit) audits.insertAudit(this.db, audit);
+    })();
+  }
+
+  // Audit trail and sign-in failures
+
+  async recordAudit(event: AuditEvent): Promise<void> {
+    audits.insertAudit(this.db, event);
+  }
+
+  async listAudit(companyId: number, query: AuditQuery) {
+    return audits.listAudit(this.db, companyId, query);
+  }
+
+  async sweepAudit(before: number) {
+    return audits.sweepAudit(this.db, before);
+  }
+
+  async signInFailed(email: string, now: number, policy: ThrottlePolicy) {
+    return audits.signInFailed(this.db, email, now, policy);
+  }
+
+  async signInLockedUntil(email: string) {
+    return audits.signInLockedUntil(this.db, email);
+  }
+
+  async signInSucceeded(email: string) {
+    audits.signInSucceeded(this.db, email);
+  }
+
+  async sweepSignInFailures(now: number) {
+    return audits.sweepSignInFailures(this.db, now);
   }
 
   // Imports
@@ -233,12 +313,13 @@ export class SqliteStore implements Store {
     body: AsyncIterable<Buffer>,
     maxBytes: number,
     onCreated?: (id: number) => void,
+    audit?: AuditEvent,
   ): Promise<ImportJob> {
-    return imports.createImport(this.db, input, body, maxBytes, onCreated);
+    return imports.createImport(this.db, input, body, maxBytes, onCreated, audit);
   }
 
-  async copyImport(id: number, source: string): Promise<ImportJob | null> {
-    return imports.copyImport(this.db, id, source);
+  async copyImport(id: number, source: string, audit?: AuditEvent): Promise<ImportJob | null> {
+    return imports.copyImport(this.db, id, source, audit);
   }
 
   async importById(id: number): Promise<ImportJob | null> {
@@ -269,8 +350,8 @@ export class SqliteStore implements Store {
     imports.holdImport(this.db, id, snapshotId, report);
   }
 
-  async rejectImport(id: number, report: unknown): Promise<void> {
-    imports.rejectImport(this.db, id, report, (snapshotId) => snapshots.discardSnapshot(this.db, snapshotId));
+  async rejectImport(id: number, report: unknown, audit?: AuditEvent): Promise<void> {
+    imports.rejectImport(this.db, id, report, (snapshotId) => snapshots.discardSnapshot(this.db, snapshotId), audit);
   }
 
   async recoverImports(isGone: (worker: string, heartbeatAt: number) => boolean, maxAttempts: number): Promise<number> {
@@ -286,10 +367,10 @@ export class SqliteStore implements Store {
   async publishSnapshot(
     snapshotId: number,
     finish?: { importId: number; report: unknown },
-    options?: { tombstoneRetentionMs?: number },
+    options?: { tombstoneRetentionMs?: number; audit?: AuditEvent },
   ) {
     try {
-      snapshots.publishSnapshot(this.db, snapshotId, finish, options?.tombstoneRetentionMs);
+      snapshots.publishSnapshot(this.db, snapshotId, finish, options?.tombstoneRetentionMs, options?.audit);
     } finally {
       // data_version only moves for other connections' commits.
       this.live.forgetLive();
@@ -366,6 +447,14 @@ export class SqliteStore implements Store {
 
   async claimSegmentPass(now = Date.now()) {
     return segments.claimSegmentPass(this.db, now);
+  }
+
+  async readThinChunks(snapshotId: number, fromChunk: number, toChunk: number) {
+    return snapshots.readThinChunks(this.db, snapshotId, fromChunk, toChunk);
+  }
+
+  async readIndex(snapshotId: number, name: string) {
+    return snapshots.readIndex(this.db, snapshotId, name);
   }
 
   async readSegments(snapshotId: number, fromChunk: number, toChunk: number) {
@@ -454,6 +543,10 @@ export class SqliteStore implements Store {
 
   async releaseDeliveries(isGone: (worker: string) => boolean) {
     return webhooks.releaseDeliveries(this.db, isGone);
+  }
+
+  async sweepUploads(endedBefore: number) {
+    return imports.sweepUploads(this.db, endedBefore);
   }
 
   async sweepSnapshots(supersededBefore: number) {

@@ -34,6 +34,32 @@ export interface CredentialsView {
   baseUrl: string;
   credentials: Credential[];
   notice: string | null;
+  /** A refused form (an expiry that cannot be read). */
+  error?: string | null;
+}
+
+/** The lifetimes the key form offers (any `Nd`/`Nh` is accepted when posted). */
+const EXPIRY_CHOICES = ['30d', '90d', '180d', '365d'];
+
+function expiryField(ctx: PageContext): SafeHtml {
+  const { t } = ctx;
+  return html`<div class="field">
+      <label for="expires_in">${t('expiresIn')}</label>
+      <p class="hint" id="expires-hint">${t('expiresInHint')}</p>
+      <select id="expires_in" name="expires_in" aria-describedby="expires-hint">
+        <option value="">${t('expiresNever')}</option>
+        ${EXPIRY_CHOICES.map((c) => html`<option value="${c}">${t('expiresDays', { days: c.slice(0, -1) })}</option>`)}
+      </select>
+    </div>`;
+}
+
+function statusCell(ctx: PageContext, isKey: boolean, c: Credential): SafeHtml {
+  const { t, lang } = ctx;
+  if (c.revokedAt) {
+    return html`<span class="badge badge-bad">${isKey ? t('revoked') : t('revokedToken')}</span> <span class="when">${time(lang, t, c.revokedAt, 'short')}</span>`;
+  }
+  if (c.expiresAt && c.expiresAt.getTime() <= Date.now()) return html`<span class="badge badge-bad">${t('expired')}</span>`;
+  return html`<span class="badge badge-ok">${isKey ? t('active') : t('activeToken')}</span>`;
 }
 
 function listTable(ctx: PageContext, v: CredentialsView): SafeHtml {
@@ -46,9 +72,8 @@ function listTable(ctx: PageContext, v: CredentialsView): SafeHtml {
   <td data-label="${t('label')}" class="wrap">${c.label ?? ''}</td>
   <td data-label="${t('created')}">${time(lang, t, c.createdAt, 'short')}</td>
   <td data-label="${t('lastUsed')}">${time(lang, t, c.lastUsedAt, 'short')}</td>
-  <td data-label="${t('status')}">${c.revokedAt
-    ? html`<span class="badge badge-bad">${isKey ? t('revoked') : t('revokedToken')}</span> <span class="when">${time(lang, t, c.revokedAt, 'short')}</span>`
-    : html`<span class="badge badge-ok">${isKey ? t('active') : t('activeToken')}</span>`}</td>
+  <td data-label="${t('expires')}">${c.expiresAt ? time(lang, t, c.expiresAt, 'short') : t('expiresNever')}</td>
+  <td data-label="${t('status')}">${statusCell(ctx, isKey, c)}</td>
   <td data-label="${t('actions')}">${c.revokedAt
     ? ''
     : html`<a href="${CREDENTIAL_PATH[v.scope]}/${c.prefix}/revoke">${t('revoke')}<span class="visually-hidden"> ${c.prefix}</span></a>`}</td>
@@ -60,7 +85,7 @@ function listTable(ctx: PageContext, v: CredentialsView): SafeHtml {
     html`<table>
 <caption class="visually-hidden">${caption}</caption>
 <thead><tr><th scope="col">${t('prefix')}</th><th scope="col">${t('label')}</th><th scope="col">${t('created')}</th>
-<th scope="col">${t('lastUsed')}</th><th scope="col">${t('status')}</th><th scope="col">${t('actions')}</th></tr></thead>
+<th scope="col">${t('lastUsed')}</th><th scope="col">${t('expires')}</th><th scope="col">${t('status')}</th><th scope="col">${t('actions')}</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>`,
   );
@@ -82,6 +107,7 @@ export function credentialsPage(ctx: PageContext, v: CredentialsView): SafeHtml 
       <p class="hint" id="label-hint">${t('labelHint')}</p>
       <input id="label" name="label" type="text" maxlength="200" aria-describedby="label-hint">
     </div>
+    ${isKey ? expiryField(ctx) : ''}
     <button type="submit" class="primary">${isKey ? t('createKeyButton') : t('createTokenButton')}</button>
   </form>
 </section>
@@ -94,7 +120,7 @@ ${usage}`;
     title: isKey ? t('keysTitle') : t('tokensTitle'),
     section: isKey ? 'keys' : 'tokens',
     body,
-    notice: v.notice ? { text: v.notice, kind: 'success' } : null,
+    notice: v.error ? { text: v.error, kind: 'error' } : v.notice ? { text: v.notice, kind: 'success' } : null,
   });
 }
 
@@ -126,6 +152,7 @@ export function createdPage(ctx: PageContext, scope: CredentialScope, credential
     ? html`<section class="card secret" aria-labelledby="secret-title">
   <h2 id="secret-title">${icon('triangle-alert')} ${t('secretShownOnce')}</h2>
   <p>${isKey ? t('keySaveIt') : t('tokenSaveIt')}</p>
+  ${credential.expiresAt ? html`<p>${t('keyCreatedUntil')} ${time(ctx.lang, t, credential.expiresAt, 'long')}.</p>` : ''}
   ${copyable(t, 'new-secret', isKey ? t('newKey') : t('newToken'), secret, true)}
   ${isKey ? '' : copyable(t, 'new-command', t('tokenUsage'), uploadCommand(baseUrl, secret), true)}
   <p class="actions"><a class="button primary" href="${path}">${icon('circle-check')}${isKey ? t('secretSavedKey') : t('secretSavedToken')}</a></p>

@@ -50,15 +50,36 @@ ${report.warnings.count > warnings.length ? html`<p>${t('warningsShown', { shown
 </section>`;
 }
 
-/** The mass-deletion guard held this import: say what it would remove, and let the administrator decide. */
+/** `"A", "B" y 3 más`: up to 20 names of `count`. */
+function someNames(t: Translate, names: readonly string[], count: number): string {
+  const shown = names.slice(0, 20).map((name) => JSON.stringify(name)).join(', ');
+  return count > Math.min(names.length, 20) ? t('namesMore', { names: shown, more: count - Math.min(names.length, 20) }) : shown;
+}
+
+/** A guard held this import: say why (what it would remove, how its columns changed, which kind it looks like), and let the administrator decide. */
 function heldSection(ctx: PageContext, job: ImportJob, report: ImportReport): SafeHtml {
   const { t, lang } = ctx;
   const n = (v: number) => v.toLocaleString(lang === 'es' ? 'es-ES' : 'en-GB');
-  const guard = report.guard!;
+  const { guard } = report;
+  const drift = report.column_drift ?? null;
+  const other = report.other_kind ?? null;
   return html`<section class="card held" aria-labelledby="held-title" id="held">
 <h2 id="held-title">${t('heldTitle')}</h2>
-<p>${t('heldExplain', { count: n(guard.would_remove), of: n(guard.of) })}</p>
-${report.deleted_examples.length > 0 ? html`<p>${t('heldExamples', { ids: report.deleted_examples.join(', ') })}</p>` : ''}
+${guard ? html`<p>${t('heldExplain', { count: n(guard.would_remove), of: n(guard.of) })}</p>` : ''}
+${guard && report.deleted_examples.length > 0 ? html`<p>${t('heldExamples', { ids: report.deleted_examples.join(', ') })}</p>` : ''}
+${drift
+  ? html`<p>${t('heldDrift', { shared: n(drift.shared), columns: n(drift.columns), live: n(drift.live_columns) })}</p>
+${drift.appeared_count > 0 ? html`<p class="wrap">${t('heldAppeared', { names: someNames(t, drift.appeared, drift.appeared_count) })}</p>` : ''}
+${drift.disappeared_count > 0 ? html`<p class="wrap">${t('heldDisappeared', { names: someNames(t, drift.disappeared, drift.disappeared_count) })}</p>` : ''}`
+  : ''}
+${other
+  ? html`<p>${t('heldOtherKind', {
+      other: kindLabel(t, other.kind),
+      kind: kindLabel(t, job.kind),
+      otherFed: n(other.fits[other.kind]?.fed ?? 0),
+      kindFed: n(other.fits[job.kind]?.fed ?? 0),
+    })}</p>`
+  : ''}
 <form method="post" action="/panel/imports/${job.id}/confirm" class="inline-form">
   ${csrfField(ctx)}<button type="submit">${t('heldConfirm')}</button>
 </form>
@@ -90,12 +111,10 @@ ${done
   ${progressBlock(t, { upload: false, hidden: false })}
   <p><a href="/panel/imports/${job.id}">${t('refresh')}</a></p>
 </div>`}
-${job.status === 'awaiting_confirmation' && report?.guard ? heldSection(ctx, job, report) : ''}
+${job.status === 'awaiting_confirmation' && report ? heldSection(ctx, job, report) : ''}
 ${report ? reportSection(ctx, job, report) : done ? html`<p>${job.error ?? t('noReport')}</p>` : ''}
 ${done && job.status !== 'receiving'
-  ? html`<form method="post" action="/panel/imports/${job.id}/reapply" class="inline-form">
-  ${csrfField(ctx)}<button type="submit">${t('reapplyThisFile')}</button>
-</form>`
+  ? reapplyForm(ctx, job)
   : ''}`;
   return page(ctx, {
     title: t('importTitle', { id: job.id, kind: label }),
@@ -103,4 +122,16 @@ ${done && job.status !== 'receiving'
     body,
     notice: notice ? { text: notice, kind: 'success' } : null,
   });
+}
+
+/** "Import this file again", or, once the stored upload is gone (UPLOAD_RETENTION_DAYS), when it went. */
+export function reapplyForm(ctx: PageContext, job: ImportJob, label: 'reapplyThisFile' | 'reapplyButton' = 'reapplyThisFile'): SafeHtml {
+  const { t } = ctx;
+  if (job.fileRemovedAt) {
+    const days = Math.round((job.fileRemovedAt.getTime() - (job.finishedAt ?? job.fileRemovedAt).getTime()) / 86_400_000);
+    return html`<p class="file-removed">${t('fileRemoved', { date: job.fileRemovedAt.toISOString().slice(0, 10), days })}</p>`;
+  }
+  return html`<form method="post" action="/panel/imports/${job.id}/reapply" class="inline-form">
+  ${csrfField(ctx)}<button type="submit">${t(label)}</button>
+</form>`;
 }

@@ -20,7 +20,7 @@ export interface PageContext {
   assets: { css: string; js: string };
 }
 
-export type Section = 'overview' | 'keys' | 'tokens' | 'webhooks' | 'help' | null;
+export type Section = 'overview' | 'keys' | 'tokens' | 'webhooks' | 'help' | 'audit' | null;
 
 export interface PageOptions {
   title: string;
@@ -44,6 +44,7 @@ function nav(ctx: PageContext, section: Section): SafeHtml {
     ${link('/panel/tokens', t('navTokens'), 'tokens', 'upload')}
     ${link('/panel/webhooks', t('navWebhooks'), 'webhooks', 'webhook')}
     ${link('/panel/help', t('navHelp'), 'help', 'book-open')}
+    ${link('/panel/audit', t('navAudit'), 'audit', 'scroll-text')}
   </ul></nav>`;
 }
 

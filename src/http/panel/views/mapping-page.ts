@@ -5,6 +5,7 @@ import type { ImportJob } from '../../../store/store.js';
 import { html, type SafeHtml } from '../html.js';
 import { kindLabel } from '../i18n.js';
 import { formatNumber } from './format.js';
+import { reapplyForm } from './import-page.js';
 import { csrfField, page, type PageContext } from './layout.js';
 
 export interface MappingView {
@@ -62,7 +63,7 @@ ${last
   ? html`<section class="card" aria-labelledby="reapply-title">
   <h2 id="reapply-title">${t('reapplyTitle')}</h2>
   <p>${t('reapplyIntro', { file: last.job.filename, id: last.job.id })}</p>
-  <form method="post" action="/panel/imports/${last.job.id}/reapply">${csrfField(ctx)}<button type="submit">${t('reapplyButton')}</button></form>
+  ${reapplyForm(ctx, last.job, 'reapplyButton')}
 </section>`
   : ''}`;
   return page(ctx, { title: t('mappingTitle', { kind: label }), section: 'overview', body, notice: v.notice });

@@ -1,0 +1,28 @@
+/**
+ * Where the read path gets a snapshot's meta and chunks: the store behind an
+ * in-process cache for real data (http/api/snapshot-reader.ts,
+ * CachedChunkSource), memory for the sandbox (sandbox/sandbox-snapshots.ts).
+ * It lives below both so that the sandbox does not depend on the HTTP layer.
+ */
+import type { SnapshotIndex } from '../store/snapshot-index.js';
+import type { Chunk, ChunkSegment, SnapshotMeta, ThinChunk } from '../store/store.js';
+
+export interface ChunkSource {
+  meta(snapshotId: number): Promise<SnapshotMeta | null>;
+  /** Chunks `from..to` inclusive. */
+  chunks(meta: SnapshotMeta, from: number, to: number): Promise<Chunk[]>;
+  /** The published snapshot's meta when it is in memory; undefined otherwise. */
+  cachedMeta(snapshotId: number): SnapshotMeta | undefined;
+  /** Chunks `from..to` inclusive when all are in memory; undefined otherwise. */
+  cachedChunks(meta: SnapshotMeta, from: number, to: number): Chunk[] | undefined;
+  /**
+   * The gzip segments of chunks `from..to`, by index from `from`; undefined
+   * where a chunk has none. A source without segments (the sandbox) leaves
+   * this out, and its gzip pages are compressed whole.
+   */
+  segments?(meta: SnapshotMeta, from: number, to: number): Promise<(ChunkSegment | undefined)[]>;
+  /** Thin chunks `from..to` inclusive: the same positions as chunks `from..to`, without `data`. */
+  thinChunks(meta: SnapshotMeta, from: number, to: number): Promise<ThinChunk[]>;
+  /** A filter index of the snapshot (`eq:estado`, `q`, `range:fecha`; see store/snapshot-index.ts); null when it has none. */
+  index(meta: SnapshotMeta, name: string): Promise<SnapshotIndex | null>;
+}

@@ -1,0 +1,215 @@
+/**
+ * Makes a snapshot's filter indexes (snapshot-index.ts) and its thin items
+ * while the chunk builder lays items out in list order: each item is read
+ * once, at import, from the bytes just laid out. Only the head of an item
+ * is read (its highlighted fields, before `"data"`): the values are found by
+ * scanning JSON tokens, never parsed, except the few text values a `q` search
+ * indexes, whose words are folded (search-words.ts).
+ *
+ * A thin item is its item without `data`: `{"id_erp":…,<fields>,"actualizado_at":"…"}`,
+ * laid out in thin chunks holding the same positions as the item chunks, with
+ * where each field starts (ThinChunk.bounds): a `fields=` page is put together
+ * from those pieces.
+ */
+import { foldedWords, foldText } from '../domain/search-words.js';
+import { KIND_SPECS, type FieldSpec, type Kind } from '../domain/kinds.js';
+import { encodeGroups, encodeRange, type IndexBlob } from './snapshot-index.js';
+import { byteOrder, groupValues, ValueList } from './index-sort.js';
+import type { ThinChunk } from './store.js';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+/** Every rendered body ends with this key (item-renderer.ts), before the time. */
+const TIME_KEY_BYTES = Buffer.byteLength(',"actualizado_at":"');
+
+/** Fields whose folded words a `q` search matches by prefix… */
+const WORD_FIELDS = new Set(['nombre']);
+/** …and those it matches as a whole, by prefix. */
+const WHOLE_FIELDS = new Set(['id_erp', 'codigo', 'cif']);
+
+/** ASCII letters and digits: the words of ASCII text (search-words.ts agrees on them). */
+const WORD_BYTE = new Uint8Array(128);
+for (let c = 0x30; c <= 0x39; c++) WORD_BYTE[c] = 1;
+for (let c = 0x41; c <= 0x5a; c++) WORD_BYTE[c] = 1;
+for (let c = 0x61; c <= 0x7a; c++) WORD_BYTE[c] = 1;
+
+/** Whether a JSON string token is plain ASCII without escapes: then folding is lower-casing its bytes. */
+function plainAscii(buf: Buffer, from: number, to: number): boolean {
+  for (let k = from; k < to; k++) if (buf[k]! >= 0x80 || buf[k] === BACKSLASH) return false;
+  return true;
+}
+
+export class IndexBuilder {
+  private readonly fields: readonly FieldSpec[];
+  /** Each field's key as rendered (`{"id_erp":`, `,"nombre":`). */
+  private readonly keys: Buffer[];
+  private readonly equal: (ValueList | null)[];
+  private readonly rangeValues: (number[] | null)[];
+  private readonly rangePositions: (number[] | null)[];
+  private readonly terms = new ValueList();
+  private readonly starts: Int32Array;
+  private readonly ends: Int32Array;
+
+  // The open thin chunk.
+  private thin = Buffer.allocUnsafeSlow(32 * 1024);
+  private thinLength = 0;
+  private bounds: number[] = [];
+
+  constructor(readonly kind: Kind) {
+    this.fields = KIND_SPECS[kind].fields;
+    this.keys = this.fields.map((f, i) => Buffer.from((i === 0 ? '{' : ',') + JSON.stringify(f.name) + ':'));
+    this.equal = this.fields.map((f) => (f.type === 'string' ? new ValueList() : null));
+    this.rangeValues = this.fields.map((f) => (f.type === 'string' ? null : []));
+    this.rangePositions = this.fields.map((f) => (f.type === 'string' ? null : []));
+    this.starts = new Int32Array(this.fields.length + 1);
+    this.ends = new Int32Array(this.fields.length);
+  }
+
+  /**
+   * Indexes the item at `pos`: `buf[start, end)`, whose body (before the
+   * time) ends at `bodyEnd`, and adds its thin item to the open thin chunk.
+   */
+  add(buf: Buffer, start: number, bodyEnd: number, end: number, pos: number): void {
+    const n = this.fields.length;
+    const tail = bodyEnd - TIME_KEY_BYTES;
+    let at = start;
+    // Bodies come from ItemRenderer; anything else (a test's hand-made body) is read only as far as it
+    // has the item's shape, never past its end: the rest of its fields are left out of the indexes.
+    let shaped = true;
+    for (let j = 0; j < n; j++) {
+      this.starts[j] = at;
+      if (!shaped) continue;
+      const key = this.keys[j]!;
+      let k = 0;
+      while (k < key.length && at + k < tail && buf[at + k] === key[k]) k++;
+      if (k < key.length) {
+        shaped = false;
+        continue;
+      }
+      at += key.length;
+      const from = at;
+      if (buf[at] === QUOTE) {
+        at++;
+        while (at < tail && buf[at] !== QUOTE) at += buf[at] === BACKSLASH ? 2 : 1;
+        at++;
+      } else {
+        while (at < tail && buf[at] !== COMMA) at++;
+      }
+      if (at > tail) {
+        shaped = false;
+        at = this.starts[j]!;
+        this.starts[j] = at;
+        continue;
+      }
+      this.ends[j] = at;
+      this.index(j, buf, from, at, pos);
+    }
+    if (!shaped) for (let j = 0; j < n; j++) if (this.starts[j]! > at) this.starts[j] = at;
+    this.starts[n] = at; // where `,"data":` starts
+    // The thin item: the head, then the time.
+    const headBytes = at - start;
+    const need = headBytes + (end - tail) + 1;
+    if (this.thinLength + need > this.thin.length) {
+      const next = Buffer.allocUnsafeSlow(Math.max(this.thin.length * 2, this.thinLength + need));
+      this.thin.copy(next, 0, 0, this.thinLength);
+      this.thin = next;
+    }
+    const base = this.thinLength - start;
+    for (let j = 0; j < n; j++) this.bounds.push(this.starts[j]! + base);
+    this.bounds.push(at + base);
+    buf.copy(this.thin, this.thinLength, start, at);
+    this.thinLength += headBytes;
+    buf.copy(this.thin, this.thinLength, tail, end);
+    this.thinLength += end - tail;
+    this.thin[this.thinLength++] = COMMA;
+  }
+
+  private index(j: number, buf: Buffer, from: number, to: number, pos: number) {
+    const field = this.fields[j]!;
+    const equal = this.equal[j];
+    if (equal) {
+      equal.add(buf, from, to, pos);
+      if (buf[from] !== QUOTE) return; // null: nothing to search
+      const word = WORD_FIELDS.has(field.name);
+      if (!word && !WHOLE_FIELDS.has(field.name)) return;
+      const terms = this.terms;
+      if (plainAscii(buf, from + 1, to - 1)) {
+        // The common case, on bytes: lower-cased words (or the whole value), no string made.
+        terms.ensure(to - from);
+        const out = terms.bytes;
+        let start = terms.len;
+        let at = start;
+        for (let k = from + 1; k < to - 1; k++) {
+          const c = buf[k]!;
+          if (word && WORD_BYTE[c] === 0) {
+            if (at > start) {
+              terms.len = at;
+              terms.commit(start, pos);
+              start = at;
+            }
+            continue;
+          }
+          out[at++] = c >= 0x41 && c <= 0x5a ? c + 0x20 : c;
+        }
+        if (at > start || !word) {
+          terms.len = at;
+          terms.commit(start, pos);
+        }
+        return;
+      }
+      const text = this.text(buf, from, to);
+      for (const w of word ? foldedWords(text) : [foldText(text)]) {
+        const b = Buffer.from(w, 'utf8');
+        terms.add(b, 0, b.length, pos);
+      }
+      return;
+    }
+    if (buf[from] === 0x6e) return; // null
+    if (field.type === 'date' && to - from !== 12) return; // not "YYYY-MM-DD": the normaliser makes it null, never this
+    const values = this.rangeValues[j]!;
+    if (field.type === 'date') {
+      // "YYYY-MM-DD" → YYYYMMDD
+      const d = (k: number) => buf[from + k]! - 0x30;
+      const year = ((d(1) * 10 + d(2)) * 10 + d(3)) * 10 + d(4);
+      values.push(year * 10000 + (d(6) * 10 + d(7)) * 100 + d(9) * 10 + d(10));
+    } else {
+      values.push(Number(buf.toString('latin1', from, to)));
+    }
+    this.rangePositions[j]!.push(pos);
+  }
+
+  /** The string a JSON string token stands for. */
+  private text(buf: Buffer, from: number, to: number): string {
+    for (let k = from + 1; k < to - 1; k++) if (buf[k] === BACKSLASH) return JSON.parse(buf.toString('utf8', from, to)) as string;
+    return buf.toString('utf8', from + 1, to - 1);
+  }
+
+  /** The thin items added since the last call, as the thin chunk `chunkNo` starting at `firstPos`. */
+  takeThin(chunkNo: number, firstPos: number): ThinChunk {
+    const bytes = Buffer.allocUnsafeSlow(Math.max(0, this.thinLength - 1));
+    this.thin.copy(bytes, 0, 0, bytes.length);
+    const chunk: ThinChunk = { chunkNo, firstPos, bounds: Uint32Array.from(this.bounds), bytes };
+    this.thinLength = 0;
+    this.bounds = [];
+    return chunk;
+  }
+
+  /** The snapshot's indexes, once every item was added. */
+  finish(): IndexBlob[] {
+    const out: IndexBlob[] = [];
+    this.fields.forEach((f, j) => {
+      const equal = this.equal[j];
+      if (equal) out.push({ name: `eq:${f.name}`, bytes: encodeGroups(equal, groupValues(equal), null) });
+      else out.push({ name: `range:${f.name}`, bytes: encodeRange(this.rangeValues[j]!, this.rangePositions[j]!) });
+    });
+    const groups = groupValues(this.terms);
+    out.push({ name: 'q', bytes: encodeGroups(this.terms, groups, byteOrder(this.terms, groups)) });
+    return out;
+  }
+}
+
+/** Fields of a thin chunk's item k: `bounds` holds, per item, where each field starts, then where its time starts. */
+export function thinStride(kind: Kind): number {
+  return KIND_SPECS[kind].fields.length + 1;
+}

@@ -1,0 +1,288 @@
+/**
+ * What a snapshot keeps for filters (contract §6), made once by the import
+ * (index-builder.ts) and stored beside its chunks, one blob per index:
+ *
+ * - `eq:<field>`: per distinct value of a highlighted string field (its JSON
+ *   text as served: `"abierto"`, `null`), the positions holding it, ascending.
+ * - `q`: per search term (a folded word of `nombre`, or the whole folded
+ *   `id_erp`, `codigo` or `cif`), the positions holding it; terms sorted by
+ *   their UTF-8 bytes, so the terms a word is a prefix of are one run, and
+ *   their positions one run of the postings.
+ * - `range:<field>`: `fecha` (as YYYYMMDD) or `precio` values in ascending
+ *   order with their positions; nulls left out.
+ *
+ * Both posting formats keep the groups back to back in one Uint32Array, so a
+ * blob is decoded into typed-array views, with no per-value objects.
+ */
+
+import { fnv1a, type Groups, type ValueList } from './index-sort.js';
+
+/** One blob of a snapshot's indexes, as the writers store it. */
+export interface IndexBlob {
+  name: string;
+  bytes: Buffer;
+}
+
+export interface PostingIndex {
+  type: 'postings';
+  /**
+   * With these (eq indexes), keys are in order of their FNV-1a hashes, and
+   * a key is found by its hash; without (`q`), keys are in byte order.
+   */
+  hashes?: Uint32Array;
+  /** Key i is `dict[keyStarts[i] .. keyStarts[i + 1])`. */
+  keyStarts: Uint32Array;
+  /** Key i's positions are `postings[groupStarts[i] .. groupStarts[i + 1])`, ascending. */
+  groupStarts: Uint32Array;
+  postings: Uint32Array;
+  dict: Buffer;
+  byteLength: number;
+}
+
+export interface RangeIndex {
+  type: 'range';
+  /** Ascending (ties by position). */
+  values: Float64Array;
+  positions: Uint32Array;
+  byteLength: number;
+}
+
+export type SnapshotIndex = PostingIndex | RangeIndex;
+
+const POSTINGS_FORMAT = 1;
+const RANGE_FORMAT = 2;
+const HASHED_FORMAT = 3;
+const HEADER_BYTES = 16;
+
+if (new Uint8Array(new Uint32Array([1]).buffer)[0] !== 1) {
+  // Blobs are typed arrays written as they lie in memory (little-endian on every supported CPU).
+  throw new Error('Mirador needs a little-endian CPU.');
+}
+
+/**
+ * Encodes grouped values (index-sort.ts): in `order` (byte order, for
+ * prefixes), or with their hashes, in hash order (exact lookups only).
+ */
+export function encodeGroups(list: ValueList, groups: Groups, order: Uint32Array | null): Buffer {
+  const d = groups.first.length;
+  const n = groups.postings.length;
+  let dictLength = 0;
+  for (let g = 0; g < d; g++) dictLength += list.end(groups.first[g]!) - list.starts.a[groups.first[g]!]!;
+  const hashed = order === null;
+  const words = 4 + (hashed ? d : 0) + 2 * (d + 1) + n;
+  const out = Buffer.alloc(4 * words + dictLength);
+  const u32 = new Uint32Array(out.buffer, out.byteOffset, words);
+  u32[0] = hashed ? HASHED_FORMAT : POSTINGS_FORMAT;
+  u32[1] = d;
+  u32[2] = n;
+  u32[3] = dictLength;
+  let at = 4;
+  if (hashed) {
+    u32.set(groups.hashes, at);
+    at += d;
+  }
+  const keyStarts = at;
+  const groupStarts = keyStarts + d + 1;
+  const postings = groupStarts + d + 1;
+  const dictAt = 4 * words;
+  let k = 0;
+  let p = 0;
+  for (let i = 0; i < d; i++) {
+    const g = hashed ? i : order[i]!;
+    const first = groups.first[g]!;
+    const s = list.starts.a[first]!;
+    const e = list.end(first);
+    u32[keyStarts + i] = k;
+    list.bytes.copy(out, dictAt + k, s, e);
+    k += e - s;
+    u32[groupStarts + i] = p;
+    const run = groups.postings.subarray(groups.starts[g]!, groups.starts[g + 1]!);
+    u32.set(run, postings + p);
+    p += run.length;
+  }
+  u32[keyStarts + d] = k;
+  u32[groupStarts + d] = p;
+  return out;
+}
+
+/** Encodes `values[i]` at `positions[i]`, sorting them by value then position. */
+export function encodeRange(values: readonly number[], positions: readonly number[]): Buffer {
+  const n = values.length;
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => values[a]! - values[b]! || positions[a]! - positions[b]!);
+  const out = Buffer.alloc(HEADER_BYTES + 12 * n);
+  const head = new Uint32Array(out.buffer, out.byteOffset, 4);
+  head[0] = RANGE_FORMAT;
+  head[1] = n;
+  const v = new Float64Array(out.buffer, out.byteOffset + HEADER_BYTES, n);
+  const p = new Uint32Array(out.buffer, out.byteOffset + HEADER_BYTES + 8 * n, n);
+  order.forEach((i, k) => {
+    v[k] = values[i]!;
+    p[k] = positions[i]!;
+  });
+  return out;
+}
+
+/** Decodes a stored blob (copied once, so that its typed arrays are aligned). */
+export function decodeIndex(blob: Uint8Array): SnapshotIndex {
+  const own = new ArrayBuffer(blob.byteLength);
+  new Uint8Array(own).set(blob);
+  const head = new Uint32Array(own, 0, 4);
+  if (head[0] === POSTINGS_FORMAT || head[0] === HASHED_FORMAT) {
+    const d = head[1]!;
+    const n = head[2]!;
+    let at = HEADER_BYTES;
+    const hashes = head[0] === HASHED_FORMAT ? new Uint32Array(own, at, d) : undefined;
+    if (hashes) at += 4 * d;
+    const keyStarts = new Uint32Array(own, at, d + 1);
+    at += 4 * (d + 1);
+    const groupStarts = new Uint32Array(own, at, d + 1);
+    at += 4 * (d + 1);
+    const postings = new Uint32Array(own, at, n);
+    at += 4 * n;
+    return { type: 'postings', hashes, keyStarts, groupStarts, postings, dict: Buffer.from(own, at, head[3]!), byteLength: own.byteLength };
+  }
+  if (head[0] === RANGE_FORMAT) {
+    const n = head[1]!;
+    const values = new Float64Array(own, HEADER_BYTES, n);
+    const positions = new Uint32Array(own, HEADER_BYTES + 8 * n, n);
+    return { type: 'range', values, positions, byteLength: own.byteLength };
+  }
+  throw new Error(`unknown snapshot index format ${head[0]}`);
+}
+
+const EMPTY = new Uint32Array(0);
+
+/** First key i with key ≥ `key` (compared on at most `prefix` bytes of each key, when given). */
+function lowerBound(ix: PostingIndex, key: Buffer, prefix?: boolean, strict?: boolean): number {
+  let lo = 0;
+  let hi = ix.keyStarts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const s = ix.keyStarts[mid]!;
+    const e = prefix ? Math.min(ix.keyStarts[mid + 1]!, s + key.length) : ix.keyStarts[mid + 1]!;
+    // key.compare(...) > 0: the key comes after this entry.
+    const c = key.compare(ix.dict, s, e);
+    if (strict ? c >= 0 : c > 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The positions whose value is exactly `key`, ascending (a view: do not write to it). */
+export function postingsOf(ix: PostingIndex, key: Buffer): Uint32Array {
+  if (ix.hashes) {
+    const h = fnv1a(key);
+    let lo = 0;
+    let hi = ix.hashes.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ix.hashes[mid]! < h) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < ix.hashes.length && ix.hashes[i] === h; i++) {
+      if (key.compare(ix.dict, ix.keyStarts[i]!, ix.keyStarts[i + 1]!) === 0) return ix.postings.subarray(ix.groupStarts[i]!, ix.groupStarts[i + 1]!);
+    }
+    return EMPTY;
+  }
+  const i = lowerBound(ix, key);
+  if (i >= ix.keyStarts.length - 1) return EMPTY;
+  if (key.compare(ix.dict, ix.keyStarts[i]!, ix.keyStarts[i + 1]!) !== 0) return EMPTY;
+  return ix.postings.subarray(ix.groupStarts[i]!, ix.groupStarts[i + 1]!);
+}
+
+/** The positions holding any key that starts with `prefix`, ascending and unique (a new array). */
+export function postingsWithPrefix(ix: PostingIndex, prefix: Buffer): Uint32Array {
+  const from = lowerBound(ix, prefix, true);
+  const to = lowerBound(ix, prefix, true, true);
+  if (from >= to) return EMPTY;
+  const run = ix.postings.slice(ix.groupStarts[from]!, ix.groupStarts[to]!);
+  return to - from === 1 ? run : sortedUnique(run);
+}
+
+/** Positions whose value is within [min, max], ascending (a new array). */
+export function positionsInRange(ix: RangeIndex, min: number, max: number): Uint32Array {
+  const first = (x: number, after: boolean) => {
+    let lo = 0;
+    let hi = ix.values.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (after ? ix.values[mid]! <= x : ix.values[mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const from = first(min, false);
+  const to = first(max, true);
+  return from >= to ? EMPTY : ix.positions.slice(from, to).sort();
+}
+
+/** Sorts `a` in place and drops repeats; returns the unique prefix. */
+export function sortedUnique(a: Uint32Array): Uint32Array {
+  a.sort();
+  let n = 0;
+  for (let i = 0; i < a.length; i++) if (i === 0 || a[i] !== a[n - 1]) a[n++] = a[i]!;
+  return a.subarray(0, n);
+}
+
+/** Positions in every list (each ascending); galloping when one is much shorter. */
+export function intersectAll(lists: readonly Uint32Array[]): Uint32Array {
+  if (lists.length === 0) throw new Error('intersectAll needs a list');
+  const sorted = [...lists].sort((a, b) => a.length - b.length);
+  let out = sorted[0]!;
+  for (let k = 1; k < sorted.length && out.length > 0; k++) out = intersect(out, sorted[k]!);
+  return out;
+}
+
+function intersect(small: Uint32Array, large: Uint32Array): Uint32Array {
+  const out = new Uint32Array(small.length);
+  let n = 0;
+  let j = 0;
+  for (let i = 0; i < small.length; i++) {
+    const x = small[i]!;
+    // Gallop from j, then binary search, to the first large[j] ≥ x.
+    let lo = j;
+    let hi = j;
+    let step = 1;
+    while (hi < large.length && large[hi]! < x) {
+      lo = hi + 1;
+      hi = lo + step;
+      step *= 2;
+    }
+    hi = Math.min(hi, large.length);
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (large[mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    j = lo;
+    if (j >= large.length) break;
+    if (large[j] === x) out[n++] = x;
+  }
+  return out.subarray(0, n);
+}
+
+/** Union of ascending lists with no value in two of them (a new array). */
+export function unionDisjoint(lists: readonly Uint32Array[]): Uint32Array {
+  if (lists.length === 1) return lists[0]!;
+  let n = 0;
+  for (const l of lists) n += l.length;
+  const out = new Uint32Array(n);
+  let at = 0;
+  for (const l of lists) {
+    out.set(l, at);
+    at += l.length;
+  }
+  return out.sort();
+}
+
+/** First index of `a` (ascending) whose value is ≥ x. */
+export function firstAtLeast(a: Uint32Array, x: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
