@@ -6,8 +6,9 @@ import { attemptDelivery, leaseFor, newDeliveryWorkerId } from '../webhooks/deli
 import { checkEndpointUrl, InvalidEndpointUrlError } from '../webhooks/endpoint-url.js';
 import { WebhookSender } from '../webhooks/send-webhook.js';
 import { parseEventTypes, testEvent, UnknownEventTypeError } from '../webhooks/test-event.js';
+import { webhookCreateAudit, webhookDeleteAudit, webhookUpdateAudit } from '../webhooks/webhook-audit.js';
 import { generateWebhookSecret } from '../webhooks/webhook-secret.js';
-import { CliError, emit, iso, requireCompany, table, withStore, type CliContext, type JsonOption } from './cli-context.js';
+import { CliError, cliWho, emit, iso, requireCompany, table, withStore, type CliContext, type JsonOption } from './cli-context.js';
 
 function endpointJson(e: WebhookEndpoint) {
   return {
@@ -56,7 +57,7 @@ export function registerWebhookCommands(program: Command, ctx: CliContext) {
       await withStore(ctx, async (store) => {
         const company = await requireCompany(store, slug);
         const secret = generateWebhookSecret();
-        const e = await store.createWebhookEndpoint({ companyId: company.id, url, eventTypes, secret });
+        const e = await store.createWebhookEndpoint({ companyId: company.id, url, eventTypes, secret }, webhookCreateAudit(cliWho(), company.id, url, eventTypes));
         emit(ctx, opts, { ...endpointJson(e), secret }, () =>
           [
             `Created webhook endpoint ${e.id} for ${company.slug}: ${e.url}`,
@@ -104,7 +105,7 @@ export function registerWebhookCommands(program: Command, ctx: CliContext) {
     .action(async (id: string, opts: JsonOption) => {
       await withStore(ctx, async (store) => {
         const e = await requireEndpoint(store, id);
-        await store.deleteWebhookEndpoint(e.id);
+        await store.deleteWebhookEndpoint(e.id, webhookDeleteAudit(cliWho(), e));
         emit(ctx, opts, { id: e.id, deleted: true }, () => `Deleted webhook endpoint ${e.id} (${e.url}).`);
       });
     });
@@ -118,7 +119,7 @@ export function registerWebhookCommands(program: Command, ctx: CliContext) {
       .action(async (id: string, opts: JsonOption) => {
         await withStore(ctx, async (store) => {
           const e = await requireEndpoint(store, id);
-          const after = (await store.setWebhookEndpointEnabled(e.id, enabled))!;
+          const after = (await store.setWebhookEndpointEnabled(e.id, enabled, webhookUpdateAudit(cliWho(), e, enabled)))!;
           emit(ctx, opts, endpointJson(after), () => `Webhook endpoint ${e.id} is ${enabled ? 'enabled' : 'disabled'}.`);
         });
       });

@@ -6,6 +6,7 @@
  * imports. Both adapters share the types and the rendering here.
  */
 import { randomBytes } from 'node:crypto';
+import type { AuditEvent } from '../domain/audit.js';
 
 export const EVENT_TYPES = ['import.published', 'import.held', 'import.failed'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -187,7 +188,12 @@ export interface EventStore {
   /** Deletes events created before `before`, and finished deliveries and attempts older than it. */
   sweepEvents(before: number): Promise<number>;
 
-  createWebhookEndpoint(input: { companyId: number; url: string; eventTypes: EventType[]; secret: string }): Promise<WebhookEndpoint>;
+  /**
+   * Audit events (`webhook.create`, `webhook.update`, `webhook.delete`) are
+   * written in the same transaction as the change, and only when something
+   * changed; `webhook.create` gains the new endpoint's `webhook_id`.
+   */
+  createWebhookEndpoint(input: { companyId: number; url: string; eventTypes: EventType[]; secret: string }, audit?: AuditEvent): Promise<WebhookEndpoint>;
   webhookEndpointById(id: number): Promise<WebhookEndpoint | null>;
   /** Oldest first. */
   listWebhookEndpoints(companyId: number): Promise<WebhookEndpoint[]>;
@@ -195,9 +201,9 @@ export interface EventStore {
    * Disables (manually) or enables an endpoint. Enabling gives its pending
    * deliveries a fresh retry period, due now. Returns it, or null if unknown.
    */
-  setWebhookEndpointEnabled(id: number, enabled: boolean): Promise<WebhookEndpoint | null>;
+  setWebhookEndpointEnabled(id: number, enabled: boolean, audit?: AuditEvent): Promise<WebhookEndpoint | null>;
   /** Deletes an endpoint with its deliveries and attempts; false when unknown. */
-  deleteWebhookEndpoint(id: number): Promise<boolean>;
+  deleteWebhookEndpoint(id: number, audit?: AuditEvent): Promise<boolean>;
   /**
    * Queues a delivery of an event that is not in the feed (a test event) to
    * one endpoint. `claimedBy` claims it at once for that worker (the CLI

@@ -60,6 +60,20 @@ describe('mirador webhook', () => {
       assert.equal(gone.code, 1);
       assert.match(gone.stderr, new RegExp(`no webhook endpoint ${created.id}`));
       assert.match(mirador(['webhook', 'test', 'abc'], env).stderr, /"abc" is not a webhook endpoint id/);
+
+      const trail = mirador(['audit', 'hooks', '--action', 'webhook', '--json'], env).json();
+      assert.deepEqual(
+        trail.map((e: any) => [e.action, e.details.webhook_id, e.details.enabled ?? null]),
+        [
+          ['webhook.delete', created.id, null],
+          ['webhook.update', created.id, true],
+          ['webhook.update', created.id, false],
+          ['webhook.create', created.id, null],
+          ['webhook.create', created.id - 1, null],
+        ],
+      );
+      assert.ok(trail.every((e: any) => e.actor.startsWith('cli:')));
+      assert.doesNotMatch(JSON.stringify(trail), /whsec_[0-9A-Za-z]{8}/, 'never the secret');
     } finally {
       await r.close();
     }

@@ -124,6 +124,16 @@ describe('webhooks in the panel', () => {
     const gone = await a.post(`${path}/delete`);
     assert.equal(gone.location, `/panel/webhooks?deleted=${endpoint.id}`);
     assert.equal(await store.webhookEndpointById(endpoint.id), null);
+
+    // The audit trail names the administrator and what changed; disabling as failing (the delivery loop) is no one's action.
+    const trail = (await store.listAudit(aCompanyId, { actions: ['webhook.create', 'webhook.update', 'webhook.delete'], limit: 10 })).filter(
+      (e) => e.details.webhook_id === endpoint.id,
+    );
+    assert.deepEqual(
+      trail.map((e) => [e.action, e.details.enabled ?? null]),
+      [['webhook.delete', null], ['webhook.update', false], ['webhook.update', true], ['webhook.create', null]],
+    );
+    assert.ok(trail.every((e) => e.actor.includes('@') && e.ip !== null), JSON.stringify(trail));
   });
 
   test('English on request', async () => {

@@ -4,11 +4,12 @@
  * document's OpenAPI 3.1 `webhooks`: what Mirador POSTs to an endpoint.
  */
 import { EVENT_TYPES, TEST_EVENT_TYPE } from '../../store/events.js';
-import { LIMIT_PARAM } from './api-schemas.js';
+import { COUNT, LIMIT_PARAM, OFFSET_PARAM, TIMESTAMP_CHARS } from './api-schemas.js';
 
 const TRUE = { type: 'boolean', const: true };
 const ref = (name: string) => ({ $ref: `${name}#` });
-const count = (description: string) => ({ type: 'integer', minimum: 0, description });
+// Bounded and with a format, as every integer of the document (OWASP API4: unbounded numbers).
+const count = (description: string) => ({ ...COUNT, description });
 
 const EVENT_EXAMPLE = {
   id: 'evt_4f1c0a9e2b7d4c38a1e5f602',
@@ -32,14 +33,14 @@ function eventSchema() {
     properties: {
       id: { type: 'string', pattern: '^evt_[0-9A-Za-z_]+$', maxLength: 64, description: 'Unique; the same in the feed, in `Mirador-Event-Id` and on every retry.' },
       type: { type: 'string', enum: [...EVENT_TYPES, TEST_EVENT_TYPE] },
-      created_at: { type: 'string', format: 'date-time', description: 'When the import ended (UTC, milliseconds).' },
+      created_at: { type: 'string', format: 'date-time', maxLength: TIMESTAMP_CHARS, description: 'When the import ended (UTC, milliseconds).' },
       data: {
         type: 'object',
         required: ['kind', 'import_id', 'snapshot', 'counts'],
         additionalProperties: false,
         properties: {
           kind: { type: ['string', 'null'], enum: ['clientes', 'articulos', 'obras', 'avisos-correctivo', null], description: 'Null on a test event.' },
-          import_id: { type: ['integer', 'null'], minimum: 1, description: 'Null on a test event.' },
+          import_id: { type: ['integer', 'null'], format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Null on a test event.' },
           snapshot: { type: ['string', 'null'], maxLength: 64, description: 'The published snapshot (as list envelopes report it); null unless `import.published`.' },
           counts: {
             type: 'object',
@@ -71,11 +72,11 @@ function eventListSchema(sandbox: boolean) {
     properties: {
       ok: TRUE,
       ...(sandbox ? { sandbox: { ...TRUE, description: 'Present on sandbox responses only.' } } : {}),
-      total: { type: 'integer', minimum: 0, description: 'Events matching `updated_since` (not the page length).' },
-      limit: { type: 'integer', minimum: LIMIT_PARAM.minimum, maximum: LIMIT_PARAM.maximum },
-      offset: { type: 'integer', minimum: 0 },
+      total: { ...COUNT, description: 'Events matching `updated_since` (not the page length).' },
+      limit: { type: 'integer', format: 'int32', minimum: LIMIT_PARAM.minimum, maximum: LIMIT_PARAM.maximum },
+      offset: { type: 'integer', format: 'int64', minimum: 0, maximum: OFFSET_PARAM.maximum },
       has_more: { type: 'boolean', description: '`offset + items.length < total`.' },
-      next_offset: { type: 'integer', minimum: 0, description: 'Always `offset + items.length`: follow it while `has_more` is true.' },
+      next_offset: { ...COUNT, description: 'Always `offset + items.length`: follow it while `has_more` is true.' },
       items: { type: 'array', maxItems: LIMIT_PARAM.maximum, items: ref('Event'), description: 'Ordered by `created_at`, oldest first.' },
     },
   };
@@ -129,6 +130,9 @@ export function webhooksObject(): Record<string, unknown> {
             'then every 10 h, for 3 days. An endpoint that fails for that whole period is disabled. At most 4 KiB of the answer ' +
             'is read. Only `https://` URLs to public addresses are used.',
           tags: ['events'],
+          // Mirador calls the receiver, which needs no key: the request proves where it comes from by its
+          // Mirador-Signature header (an HMAC of the body, below), which no OpenAPI security scheme describes.
+          security: [],
           parameters: [SIGNATURE_HEADER, EVENT_ID_HEADER],
           requestBody: {
             required: true,

@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebhookEndpoint } from '../../store/events.js';
 import { checkEndpointUrl, InvalidEndpointUrlError } from '../../webhooks/endpoint-url.js';
 import { parseEventTypes, testEvent, UnknownEventTypeError } from '../../webhooks/test-event.js';
+import { webhookCreateAudit, webhookDeleteAudit, webhookUpdateAudit } from '../../webhooks/webhook-audit.js';
 import { generateWebhookSecret } from '../../webhooks/webhook-secret.js';
 import { ApiError } from '../errors.js';
 import { admin, pageContext, sendPage, type PanelDeps } from './panel-context.js';
@@ -50,7 +51,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PanelDeps) {
   // POST-redirect-GET, as for keys: the secret travels sealed to the page the POST redirects to,
   // which shows it once (secret-reveal.ts); a refresh creates nothing and shows it no more.
   app.post('/webhooks', async (request, reply) => {
-    const { company, user } = admin(request);
+    const { company, user, who } = admin(request);
     const w = webhookWords(request.panel!.lang);
     const form = (request.body ?? {}) as Record<string, unknown>;
     const rawUrl = typeof form.url === 'string' ? form.url : '';
@@ -66,7 +67,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PanelDeps) {
       return listPage(request, reply, { notice, form: { url: rawUrl.slice(0, 2048), events: rawEvents } }, 400);
     }
     const secret = generateWebhookSecret();
-    const endpoint = await store.createWebhookEndpoint({ companyId: company.id, url, eventTypes, secret });
+    const endpoint = await store.createWebhookEndpoint({ companyId: company.id, url, eventTypes, secret }, webhookCreateAudit(who, company.id, url, eventTypes));
     request.log.info({ company: company.id, endpoint: endpoint.id }, 'panel webhook endpoint created');
     const sealed = deps.reveals.seal({ userId: user.id, prefix: revealId(endpoint.id), secret });
     reply.setCookie(REVEAL_COOKIE, sealed, { ...deps.sessions.cookieOptions(request, REVEAL_MAX_AGE_S), signed: false });
@@ -99,7 +100,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PanelDeps) {
   for (const enabled of [true, false]) {
     app.post(`/webhooks/:id/${enabled ? 'enable' : 'disable'}`, async (request, reply) => {
       const endpoint = await ownEndpoint(request);
-      await store.setWebhookEndpointEnabled(endpoint.id, enabled);
+      await store.setWebhookEndpointEnabled(endpoint.id, enabled, webhookUpdateAudit(admin(request).who, endpoint, enabled));
       request.log.info({ company: endpoint.companyId, endpoint: endpoint.id, enabled }, 'panel webhook endpoint changed');
       return reply.redirect(`${WEBHOOKS_PATH}/${endpoint.id}?done=${enabled ? 'enabled' : 'disabled'}`, 303);
     });
@@ -128,7 +129,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: PanelDeps) {
 
   app.post('/webhooks/:id/delete', async (request, reply) => {
     const endpoint = await ownEndpoint(request);
-    await store.deleteWebhookEndpoint(endpoint.id);
+    await store.deleteWebhookEndpoint(endpoint.id, webhookDeleteAudit(admin(request).who, endpoint));
     request.log.info({ company: endpoint.companyId, endpoint: endpoint.id }, 'panel webhook endpoint deleted');
     return reply.redirect(`${WEBHOOKS_PATH}?deleted=${endpoint.id}`, 303);
   });

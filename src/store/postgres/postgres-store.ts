@@ -477,8 +477,8 @@ export class PostgresStore implements Store {
     return events.sweepEvents(this.db, before);
   }
 
-  createWebhookEndpoint(input: { companyId: number; url: string; eventTypes: EventType[]; secret: string }) {
-    return webhooks.createEndpoint(this.db, input);
+  createWebhookEndpoint(input: { companyId: number; url: string; eventTypes: EventType[]; secret: string }, audit?: AuditEvent) {
+    return webhooks.createEndpoint(this.db, input, audit);
   }
 
   webhookEndpointById(id: number) {
@@ -489,12 +489,12 @@ export class PostgresStore implements Store {
     return webhooks.listEndpoints(this.db, companyId);
   }
 
-  setWebhookEndpointEnabled(id: number, enabled: boolean) {
-    return webhooks.setEndpointEnabled(this.db, id, enabled);
+  setWebhookEndpointEnabled(id: number, enabled: boolean, audit?: AuditEvent) {
+    return webhooks.setEndpointEnabled(this.db, id, enabled, audit);
   }
 
-  deleteWebhookEndpoint(id: number) {
-    return webhooks.deleteEndpoint(this.db, id);
+  deleteWebhookEndpoint(id: number, audit?: AuditEvent) {
+    return webhooks.deleteEndpoint(this.db, id, audit);
   }
 
   queueDelivery(endpointId: number, event: { publicId: string; type: string; body: string }, claim?: { worker: string; leaseMs: number }) {

@@ -17,16 +17,22 @@ import {
   type EndpointRow,
 } from '../webhook-rows.js';
 import type { Db } from './postgres-connection.js';
+import type { AuditEvent } from '../../domain/audit.js';
+import { insertAudit } from './postgres-audit.js';
 
 export async function createEndpoint(
   db: Db,
   input: { companyId: number; url: string; eventTypes: EventType[]; secret: string },
+  audit?: AuditEvent,
 ): Promise<WebhookEndpoint> {
-  const r = await db.one<EndpointRow>(
-    'INSERT INTO webhook_endpoints (company_id, url, event_types, secret, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *',
-    [input.companyId, input.url, JSON.stringify(input.eventTypes), input.secret, Date.now()],
-  );
-  return toEndpoint(r!);
+  return db.tx(async (c) => {
+    const r = (await c.one<EndpointRow>(
+      'INSERT INTO webhook_endpoints (company_id, url, event_types, secret, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *',
+      [input.companyId, input.url, JSON.stringify(input.eventTypes), input.secret, Date.now()],
+    ))!;
+    if (audit) await insertAudit(c, audit, { webhook_id: Number(r.id) });
+    return toEndpoint(r);
+  });
 }
 
 export async function endpointById(db: Db, id: number): Promise<WebhookEndpoint | null> {
@@ -38,11 +44,12 @@ export async function listEndpoints(db: Db, companyId: number): Promise<WebhookE
   return (await db.rows<EndpointRow>('SELECT * FROM webhook_endpoints WHERE company_id = $1 ORDER BY id', [companyId])).map(toEndpoint);
 }
 
-export async function setEndpointEnabled(db: Db, id: number, enabled: boolean): Promise<WebhookEndpoint | null> {
+export async function setEndpointEnabled(db: Db, id: number, enabled: boolean, audit?: AuditEvent): Promise<WebhookEndpoint | null> {
   const now = Date.now();
   await db.tx(async (c) => {
+    let changed: number;
     if (enabled) {
-      const changed = await c.run(
+      changed = await c.run(
         'UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL WHERE id = $1 AND disabled_at IS NOT NULL',
         [id],
       );
@@ -53,17 +60,23 @@ export async function setEndpointEnabled(db: Db, id: number, enabled: boolean): 
         );
       }
     } else {
-      await c.run(`UPDATE webhook_endpoints SET disabled_at = $1, disabled_reason = 'manual' WHERE id = $2 AND disabled_at IS NULL`, [now, id]);
+      changed = await c.run(`UPDATE webhook_endpoints SET disabled_at = $1, disabled_reason = 'manual' WHERE id = $2 AND disabled_at IS NULL`, [
+        now,
+        id,
+      ]);
     }
+    if (changed > 0 && audit) await insertAudit(c, audit);
   });
   return endpointById(db, id);
 }
 
-export async function deleteEndpoint(db: Db, id: number): Promise<boolean> {
+export async function deleteEndpoint(db: Db, id: number, audit?: AuditEvent): Promise<boolean> {
   return db.tx(async (c) => {
     await c.run('DELETE FROM webhook_attempts WHERE endpoint_id = $1', [id]);
     await c.run('DELETE FROM webhook_deliveries WHERE endpoint_id = $1', [id]);
-    return (await c.run('DELETE FROM webhook_endpoints WHERE id = $1', [id])) > 0;
+    const deleted = (await c.run('DELETE FROM webhook_endpoints WHERE id = $1', [id])) > 0;
+    if (deleted && audit) await insertAudit(c, audit);
+    return deleted;
   });
 }
 

@@ -493,8 +493,8 @@ export class SqliteStore implements Store {
     return events.sweepEvents(this.db, before);
   }
 
-  async createWebhookEndpoint(input: { companyId: number; url: string; eventTypes: EventType[]; secret: string }) {
-    return webhooks.createEndpoint(this.db, input);
+  async createWebhookEndpoint(input: { companyId: number; url: string; eventTypes: EventType[]; secret: string }, audit?: AuditEvent) {
+    return webhooks.createEndpoint(this.db, input, audit);
   }
 
   async webhookEndpointById(id: number) {
@@ -505,12 +505,12 @@ export class SqliteStore implements Store {
     return webhooks.listEndpoints(this.db, companyId);
   }
 
-  async setWebhookEndpointEnabled(id: number, enabled: boolean) {
-    return webhooks.setEndpointEnabled(this.db, id, enabled);
+  async setWebhookEndpointEnabled(id: number, enabled: boolean, audit?: AuditEvent) {
+    return webhooks.setEndpointEnabled(this.db, id, enabled, audit);
   }
 
-  async deleteWebhookEndpoint(id: number) {
-    return webhooks.deleteEndpoint(this.db, id);
+  async deleteWebhookEndpoint(id: number, audit?: AuditEvent) {
+    return webhooks.deleteEndpoint(this.db, id, audit);
   }
 
   async queueDelivery(endpointId: number, event: { publicId: string; type: string; body: string }, claim?: { worker: string; leaseMs: number }) {

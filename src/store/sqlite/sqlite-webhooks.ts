@@ -4,6 +4,8 @@
  * never take the same delivery.
  */
 import type { Database } from 'better-sqlite3';
+import type { AuditEvent } from '../../domain/audit.js';
+import { insertAudit } from './sqlite-audit.js';
 import type { AttemptResult, ClaimedDelivery, EventType, WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../events.js';
 import {
   ATTEMPT_COLUMNS,
@@ -19,11 +21,15 @@ import {
 export function createEndpoint(
   db: Database,
   input: { companyId: number; url: string; eventTypes: EventType[]; secret: string },
+  audit?: AuditEvent,
 ): WebhookEndpoint {
-  const r = db
-    .prepare('INSERT INTO webhook_endpoints (company_id, url, event_types, secret, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *')
-    .get(input.companyId, input.url, JSON.stringify(input.eventTypes), input.secret, Date.now()) as EndpointRow;
-  return toEndpoint(r);
+  return db.transaction(() => {
+    const r = db
+      .prepare('INSERT INTO webhook_endpoints (company_id, url, event_types, secret, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *')
+      .get(input.companyId, input.url, JSON.stringify(input.eventTypes), input.secret, Date.now()) as EndpointRow;
+    if (audit) insertAudit(db, audit, { webhook_id: r.id });
+    return toEndpoint(r);
+  })();
 }
 
 export function endpointById(db: Database, id: number): WebhookEndpoint | null {
@@ -35,11 +41,12 @@ export function listEndpoints(db: Database, companyId: number): WebhookEndpoint[
   return (db.prepare('SELECT * FROM webhook_endpoints WHERE company_id = ? ORDER BY id').all(companyId) as EndpointRow[]).map(toEndpoint);
 }
 
-export function setEndpointEnabled(db: Database, id: number, enabled: boolean): WebhookEndpoint | null {
+export function setEndpointEnabled(db: Database, id: number, enabled: boolean, audit?: AuditEvent): WebhookEndpoint | null {
   const now = Date.now();
   db.transaction(() => {
+    let changed: number;
     if (enabled) {
-      const changed = db
+      changed = db
         .prepare('UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL WHERE id = ? AND disabled_at IS NOT NULL')
         .run(id).changes;
       if (changed > 0) {
@@ -48,17 +55,22 @@ export function setEndpointEnabled(db: Database, id: number, enabled: boolean): 
         ).run(now, now, id);
       }
     } else {
-      db.prepare(`UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = 'manual' WHERE id = ? AND disabled_at IS NULL`).run(now, id);
+      changed = db
+        .prepare(`UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = 'manual' WHERE id = ? AND disabled_at IS NULL`)
+        .run(now, id).changes;
     }
+    if (changed > 0 && audit) insertAudit(db, audit);
   })();
   return endpointById(db, id);
 }
 
-export function deleteEndpoint(db: Database, id: number): boolean {
+export function deleteEndpoint(db: Database, id: number, audit?: AuditEvent): boolean {
   return db.transaction(() => {
     db.prepare('DELETE FROM webhook_attempts WHERE endpoint_id = ?').run(id);
     db.prepare('DELETE FROM webhook_deliveries WHERE endpoint_id = ?').run(id);
-    return db.prepare('DELETE FROM webhook_endpoints WHERE id = ?').run(id).changes > 0;
+    const deleted = db.prepare('DELETE FROM webhook_endpoints WHERE id = ?').run(id).changes > 0;
+    if (deleted && audit) insertAudit(db, audit);
+    return deleted;
   })();
 }
 
