@@ -32,13 +32,13 @@ export const MIGRATION_NOTES: Readonly<Record<number, MigrationNote>> = {
     online: true,
     note: 'adds the audit trail, shared sign-in failures and credentials.expires_at; old instances write no audit entries and do not refuse expired keys until restarted (a rolling restart takes minutes), and serve as before',
   },
-  9: {
+  8: {
     online: true,
     note: 'adds thin_chunks, snapshot_indexes and snapshots.indexed (0 by default); snapshots an old instance publishes are indexed in memory on their first filtered read, and old instances ignore the new tables',
   },
-  8: {
-    online: false,
-    note: 'SQLite: rebuilds the snapshots table so that ids are never reused (AUTOINCREMENT); stop the instances on the file first. PostgreSQL: nothing',
+  9: {
+    online: true,
+    note: 'SQLite: rebuilds the snapshots table with the same columns so that ids are never reused (AUTOINCREMENT), in one transaction; SQLite recompiles the running instances\' statements on the schema change, and new rows get AUTOINCREMENT ids whichever release writes them. PostgreSQL: nothing',
   },
   7: {
     online: true,

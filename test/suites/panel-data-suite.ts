@@ -134,6 +134,12 @@ export function panelDataSuite(factory: StoreFactory) {
       assert.match(page.text, /La importación falló; los datos publicados no han cambiado/);
       assert.match(page.text, /Hay valores de id_erp repetidos\. Línea 3\./);
       assert.match(page.text, /Fallida/);
+      // What to do next is to upload a corrected file, not to import the same broken one again;
+      // and no would-be counts sit under the error as if something had been applied.
+      assert.match(page.text, /href="\/panel\/kinds\/clientes#upload-title"[^>]*>[\s\S]*?Subir un archivo corregido/);
+      assert.doesNotMatch(page.text, new RegExp(`/panel/imports/${id}/reapply`));
+      assert.doesNotMatch(page.text, /<dt>Nuevos<\/dt>|<dt>Eliminados<\/dt>/);
+      assert.match(page.text, /No se aplicó nada/);
       const none = await client.upload('clientes', Buffer.alloc(0), '', { json: true });
       assert.equal(none.status, 400);
       assert.equal(none.json().error, 'bad_request');

@@ -22,14 +22,8 @@ import {
 } from './api-schemas.js';
 
 /** The key that marks an object as a component: its value is `<section>/<name>`. */
-export const COMPONENT = 'x-mirador-component';
-
-export type Section = 'headers' | 'parameters' | 'responses' | 'examples';
-
-/** `value`, marked to live once at `#/components/<section>/<name>`. */
-export function component<T extends object>(section: Section, name: string, value: T): T {
-  return { [COMPONENT]: `${section}/${name}`, ...value };
-}
+export { COMPONENT, component, type Section } from './openapi-component.js';
+import { component } from './openapi-component.js';
 
 /** A reference to a schema under `#/components/schemas` (the shared schemas of api-schemas.ts). */
 export const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });

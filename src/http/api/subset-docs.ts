@@ -5,6 +5,7 @@
  * which only call in here.
  */
 import { KIND_SPECS, type Kind } from '../../domain/kinds.js';
+import { component } from './openapi-component.js';
 
 const FILTER_NOTE =
   'Equals the value exactly, as served (case-sensitive). Repeat the parameter for any of several values; ' +
@@ -84,6 +85,14 @@ export function subsetParameters(kind: Kind, list = true): object[] {
   const props = list ? subsetQueryProperties(kind) : fieldsQueryProperty(kind);
   return Object.entries(props).map(([name, schema]) => {
     const { description, ...rest } = schema as { description: string } & Record<string, unknown>;
-    return { name, in: 'query', description, schema: rest, ...(rest.type === 'array' ? { style: 'form', explode: true } : {}) };
+    // Shared components (issue 21): a kind's filter is the same on its list, its sandbox twin and the
+    // related-record lists; names carry the kind, since `estado` of works and of notices differ.
+    return component('parameters', `${kind}_${name}${list ? '' : '_detail'}`, {
+      name,
+      in: 'query',
+      description,
+      schema: rest,
+      ...(rest.type === 'array' ? { style: 'form', explode: true } : {}),
+    });
   });
 }

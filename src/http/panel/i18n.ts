@@ -134,6 +134,8 @@ const MESSAGES = {
   stepPublished: ['{inserted} nuevos, {updated} modificados, {deleted} eliminados', '{inserted} new, {updated} changed, {deleted} removed'],
   stepFailed: ['No se aplicó', 'Not applied'],
   seeReport: ['Ver el informe', 'See the report'],
+  failedNothingApplied: ['No se aplicó nada: se siguen sirviendo los datos anteriores.', 'Nothing was applied: the previous data is still served.'],
+  rejectedNothingApplied: ['Rechazada: no se aplicó ningún cambio y no se eliminó ningún registro.', 'Rejected: no change was applied and no record was removed.'],
   stepHeld: ['Retenida: decide en su página', 'Held: decide on its page'],
   uploadChooseFile: ['Elige un archivo CSV.', 'Choose a CSV file.'],
   importProgress: ['Importación', 'Import'],

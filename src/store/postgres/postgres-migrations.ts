@@ -195,10 +195,6 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE imports ADD COLUMN file_removed_at BIGINT;
   `,
-  // SQLite's migration 8 rebuilds its snapshots table so that ids are never reused
-  // (AUTOINCREMENT); PostgreSQL's identity sequence never reuses ids already. Kept so that
-  // both lists have the same versions (migration-notes.ts).
-  `SELECT 1;`,
   // Filters, search and thin pages (issue 17): each snapshot's items without `data`, in
   // chunks holding the same positions as its item chunks, and its filter indexes, one blob
   // each (store/snapshot-index.ts).
@@ -219,6 +215,10 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   ALTER TABLE snapshots ADD COLUMN indexed BOOLEAN NOT NULL DEFAULT false;
   `,
+  // SQLite's migration 9 rebuilds its snapshots table so that ids are never reused
+  // (AUTOINCREMENT); PostgreSQL's identity sequence never reuses ids already. Kept so that
+  // both lists have the same versions (migration-notes.ts).
+  `SELECT 1;`,
   // Events and webhooks (issue 19, contract §7). An event is inserted in the transaction that
   // ends its import, with one delivery per endpoint that wants it (an outbox). A delivery keeps
   // a copy of the event's body: a test event has no row in the feed, and retention of the feed

@@ -172,6 +172,27 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE imports ADD COLUMN file_removed_at INTEGER;
   `,
+  // Filters, search and thin pages (issue 17): each snapshot's items without `data`, in
+  // chunks holding the same positions as its item chunks, and its filter indexes, one blob
+  // each (store/snapshot-index.ts). Tables of their own, so that a thin page never reads
+  // past the item bytes of a chunk row.
+  `
+  CREATE TABLE thin_chunks (
+    snapshot_id INTEGER NOT NULL,
+    chunk_no INTEGER NOT NULL,
+    first_pos INTEGER NOT NULL,
+    bounds BLOB NOT NULL,
+    bytes BLOB NOT NULL,
+    PRIMARY KEY (snapshot_id, chunk_no)
+  );
+  CREATE TABLE snapshot_indexes (
+    snapshot_id INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    bytes BLOB NOT NULL,
+    PRIMARY KEY (snapshot_id, name)
+  );
+  ALTER TABLE snapshots ADD COLUMN indexed INTEGER NOT NULL DEFAULT 0;
+  `,
   // Snapshot ids are never reused (issue 24): without AUTOINCREMENT SQLite gives the
   // highest id again once that snapshot is discarded, and a cache keyed by snapshot id could
   // mix two snapshots. SQLite cannot ALTER a key to AUTOINCREMENT, so the table is rebuilt
@@ -196,14 +217,15 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     published_at INTEGER,
     segments_claimed_at INTEGER,
     hash_algorithm TEXT NOT NULL DEFAULT 'md5',
-    segments_done_at INTEGER
+    segments_done_at INTEGER,
+    indexed INTEGER NOT NULL DEFAULT 0
   );
   INSERT INTO snapshots_autoincrement (id, public_id, company_id, kind, import_id, state, created_at, superseded_at,
       record_count, chunk_starts, timeline, columns, import_at, published_at, segments_claimed_at, hash_algorithm,
-      segments_done_at)
+      segments_done_at, indexed)
     SELECT id, public_id, company_id, kind, import_id, state, created_at, superseded_at,
       record_count, chunk_starts, timeline, columns, import_at, published_at, segments_claimed_at, hash_algorithm,
-      segments_done_at
+      segments_done_at, indexed
     FROM snapshots;
   DROP TABLE snapshots;
   ALTER TABLE snapshots_autoincrement RENAME TO snapshots;
@@ -211,27 +233,6 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   DELETE FROM sqlite_sequence WHERE name = 'snapshots';
   INSERT INTO sqlite_sequence (name, seq)
     SELECT 'snapshots', max(coalesce((SELECT max(id) FROM snapshots), 0), coalesce((SELECT max(snapshot_id) FROM imports), 0));
-  `,
-  // Filters, search and thin pages (issue 17): each snapshot's items without `data`, in
-  // chunks holding the same positions as its item chunks, and its filter indexes, one blob
-  // each (store/snapshot-index.ts). Tables of their own, so that a thin page never reads
-  // past the item bytes of a chunk row.
-  `
-  CREATE TABLE thin_chunks (
-    snapshot_id INTEGER NOT NULL,
-    chunk_no INTEGER NOT NULL,
-    first_pos INTEGER NOT NULL,
-    bounds BLOB NOT NULL,
-    bytes BLOB NOT NULL,
-    PRIMARY KEY (snapshot_id, chunk_no)
-  );
-  CREATE TABLE snapshot_indexes (
-    snapshot_id INTEGER NOT NULL,
-    name TEXT NOT NULL,
-    bytes BLOB NOT NULL,
-    PRIMARY KEY (snapshot_id, name)
-  );
-  ALTER TABLE snapshots ADD COLUMN indexed INTEGER NOT NULL DEFAULT 0;
   `,
   // Events and webhooks (issue 19, contract §7). An event is inserted in the transaction that
   // ends its import, with one delivery per endpoint that wants it (an outbox). A delivery keeps

@@ -6,6 +6,7 @@ import { html, type SafeHtml } from '../html.js';
 import { importErrorLabel, kindLabel, type Translate } from '../i18n.js';
 import { formatBytes, formatDuration, formatNumber, sourceLabel, statusBadge, time } from './format.js';
 import { clientMessages, progressBlock } from './kind-page.js';
+import { icon } from './icons.js';
 import { csrfField, page, type PageContext } from './layout.js';
 
 export const FINAL_STATUSES = new Set(['succeeded', 'failed', 'awaiting_confirmation', 'rejected']);
@@ -25,17 +26,22 @@ function reportSection(ctx: PageContext, job: ImportJob, report: ImportReport): 
   <p class="detail"><span class="detail-label">${t('failureDetail')}:</span> <span lang="en">${report.error.message}</span></p>
 </div>`
     : '';
+  // A failed or rejected import changed nothing: its would-be counts are not shown as if it had.
+  const applied = job.status !== 'failed' && job.status !== 'rejected';
   const warnings = report.warnings.items;
   const expectedFor = (w: ImportWarning) => (w.field === 'precio' ? t('expectNumber') : t('expectDate'));
   return html`<section class="card report" aria-labelledby="report-title" id="report">
 <h2 id="report-title">${t('reportTitle')} ${statusBadge(t, job.status)}</h2>
 ${failure}
+${applied ? '' : html`<p class="notice notice-warning">${job.status === 'rejected' ? t('rejectedNothingApplied') : t('failedNothingApplied')}</p>`}
 <dl class="counts">
   ${fact(t('rowsRead'), n(report.rows_read))}
-  ${fact(t('inserted'), n(report.inserted))}
+  ${applied
+    ? html`${fact(t('inserted'), n(report.inserted))}
   ${fact(t('updated'), n(report.updated))}
   ${fact(t('unchanged'), n(report.unchanged))}
-  ${fact(t('deleted'), n(report.deleted))}
+  ${fact(t('deleted'), n(report.deleted))}`
+    : ''}
   ${fact(t('warnings'), n(report.warnings.count))}
   ${fact(t('duration'), formatDuration(lang, report.duration_ms))}
   ${fact(t('encoding'), report.encoding ?? '—')}
@@ -103,7 +109,9 @@ export function importPage(ctx: PageContext, job: ImportJob, notice: string | nu
   <div><dt>${t('source')}</dt><dd>${sourceLabel(job.source)}</dd></div>
   <div><dt>${t('queuedAt')}</dt><dd>${time(lang, t, job.createdAt)}</dd></div>
   ${job.startedAt ? html`<div><dt>${t('startedAt')}</dt><dd>${time(lang, t, job.startedAt)}</dd></div>` : ''}
-  ${job.finishedAt ? html`<div><dt>${t('finishedAt')}</dt><dd>${time(lang, t, job.finishedAt)}</dd></div>` : ''}
+  ${job.finishedAt && job.status !== 'awaiting_confirmation'
+    ? html`<div><dt>${t('finishedAt')}</dt><dd>${time(lang, t, job.finishedAt)}</dd></div>`
+    : ''}
 </dl>
 ${done
   ? ''
@@ -113,9 +121,11 @@ ${done
 </div>`}
 ${job.status === 'awaiting_confirmation' && report ? heldSection(ctx, job, report) : ''}
 ${report ? reportSection(ctx, job, report) : done ? html`<p>${job.error ?? t('noReport')}</p>` : ''}
-${done && job.status !== 'receiving'
-  ? reapplyForm(ctx, job)
-  : ''}`;
+${job.status === 'failed'
+  ? html`<p class="actions"><a class="button primary" href="/panel/kinds/${job.kind}#upload-title">${icon('file-up')}${t('nextUploadFixed')}</a></p>`
+  : done && job.status !== 'receiving'
+    ? reapplyForm(ctx, job)
+    : ''}`;
   return page(ctx, {
     title: t('importTitle', { id: job.id, kind: label }),
     section: 'overview',
