@@ -12,8 +12,15 @@ import type { Conn, Db } from './postgres-connection.js';
  * enabled endpoint of the company that wants its type, on the caller's
  * transaction: the import's end, its event and its deliveries commit
  * together or not at all.
+ *
+ * Before migration 10 there is no events table, and nothing to record: an
+ * instance of this release may end imports while `mirador migrate` has not
+ * run yet (rolling upgrade), and its imports must not fail for that. One
+ * catalog lookup per import end, which is rare.
  */
 export async function recordImportEnd(c: Conn, end: ImportEnd): Promise<void> {
+  const tables = await c.one<{ ok: boolean }>(`SELECT to_regclass('webhook_deliveries') IS NOT NULL AS ok`);
+  if (!tables?.ok) return;
   const job = await c.one<{ company_id: number; kind: string }>('SELECT company_id, kind FROM imports WHERE id = $1', [end.importId]);
   if (!job) return;
   const publicId = newEventId();

@@ -7,13 +7,28 @@ import type { Database } from 'better-sqlite3';
 import { eventCounts, newEventId, renderEvent, type EventPage, type ImportEnd } from '../events.js';
 import { toEndpoint, type EndpointRow } from '../webhook-rows.js';
 
+// Databases known to have the events tables; a schema never loses them once migrated.
+const migrated = new WeakSet<Database>();
+
+function hasEventTables(db: Database): boolean {
+  if (migrated.has(db)) return true;
+  if (!db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'webhook_deliveries'`).get()) return false;
+  migrated.add(db);
+  return true;
+}
+
 /**
  * Inserts the event of an import that ends, and a delivery of it to every
  * enabled endpoint of the company that wants its type. Runs inside the
  * caller's transaction: the import's end, its event and its deliveries
  * commit together or not at all.
+ *
+ * Before migration 10 there is no events table, and nothing to record: an
+ * instance of this release may end imports while `mirador migrate` has not
+ * run yet (rolling upgrade), and its imports must not fail for that.
  */
 export function recordImportEnd(db: Database, end: ImportEnd): void {
+  if (!hasEventTables(db)) return;
   const job = db.prepare('SELECT company_id, kind FROM imports WHERE id = ?').get(end.importId) as
     | { company_id: number; kind: string }
     | undefined;
