@@ -14,6 +14,7 @@
  *   npm run bench -- soak-cluster      the same on 3 instances behind HAProxy on PostgreSQL, 100 companies (--minutes N)
  *   npm run bench -- storage           database size over 30 nightly re-imports (--nights N --changes N --retention-days D)
  *   npm run bench -- offset-latency    median latency of limit=100 at offset 0 and at the end (issue 2)
+ *   npm run bench -- webhooks          events delivered per second, import end → delivery delay (issue 19)
  *   npm run bench -- quick             api, import and workers on 10,000 customers, short rounds
  *
  * Options: --customers N, --rounds N, --seconds N, --connections N,
@@ -40,6 +41,7 @@ import { soakCluster } from './soak-cluster.js';
 import { storageBench } from './storage-bench.js';
 import { Report } from './report.js';
 import { workersBench } from './workers-bench.js';
+import { webhooksBench } from './webhooks-bench.js';
 
 interface Subcommand {
   describe: string;
@@ -93,6 +95,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   // Not in "all": 30 imports of the full file take a while.
   storage: { describe: 'database size over nightly re-imports (--nights N)', run: (ctx) => storageBench(ctx) },
   'offset-latency': { describe: 'median latency of a page at offset 0 and at the end (issue 2)', run: (ctx) => offsetLatency(ctx) },
+  webhooks: { describe: 'events delivered per second; import end → delivery delay (issue 19)', run: (ctx) => webhooksBench(ctx) },
 };
 
 /** bench/offset-latency.ts is a script of its own (in-process server, sequential requests): run it as one. */

@@ -29,6 +29,23 @@ export interface Config {
   chunkCacheBytes: number;
   /** How long audit trail entries are kept, in ms. */
   auditRetentionMs: number;
+  /** How long events stay in /v1/eventos, in ms (and finished deliveries in the panel's log). */
+  eventRetentionMs: number;
+  webhooks: WebhookConfig;
+}
+
+/** How webhooks are delivered (contract §7; docs/integrating.md). */
+export interface WebhookConfig {
+  /** A delivery attempt that has not answered in full by then failed. */
+  timeoutMs: number;
+  /** The delay before each retry: the nth retry waits `retryDelaysMs[n-1]`, the last repeating. */
+  retryDelaysMs: number[];
+  /** Retries stop this long after the first attempt (or a "send again"); the delivery then failed. */
+  retryWindowMs: number;
+  /** Allow http:// URLs (tests, private networks). */
+  allowHttp: boolean;
+  /** Allow loopback, private and link-local destinations (tests, private networks). */
+  allowPrivate: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -58,10 +75,25 @@ const DEFAULTS = {
   CHUNK_CACHE_MB: '512',
   // The audit trail keeps a year of who did what (issue 24's minimum).
   AUDIT_RETENTION_DAYS: '365',
+  // Events are kept 30 days (the contract's minimum).
+  EVENT_RETENTION_DAYS: '30',
+  // The contract's 10 s: a receiver that has not answered by then failed; tests shorten it.
+  WEBHOOK_TIMEOUT_MS: '10000',
+  // Retries go on for 3 days (contract §7)…
+  WEBHOOK_RETRY_HOURS: '72',
+  // …waiting longer each time, the last delay repeating: about 12 attempts in all.
+  WEBHOOK_RETRY_SCHEDULE: '1m,5m,30m,2h,5h,10h',
 } as const;
 
 /** Every variable read, for the README's configuration table (a test compares them). */
-export const CONFIG_VARIABLES = [...Object.keys(DEFAULTS), 'SESSION_SECRET', 'REDIS_URL', 'TRUST_PROXY'] as const;
+export const CONFIG_VARIABLES = [
+  ...Object.keys(DEFAULTS),
+  'SESSION_SECRET',
+  'REDIS_URL',
+  'TRUST_PROXY',
+  'WEBHOOK_ALLOW_HTTP',
+  'WEBHOOK_ALLOW_PRIVATE',
+] as const;
 
 type Env = Record<string, string | undefined>;
 
@@ -71,6 +103,26 @@ function intVar(env: Env, name: keyof typeof DEFAULTS, min: number, max: number)
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `1m,5m,30m,2h`: durations with a unit (ms, s, m, h), each from 0 to 7 days. */
+export function parseSchedule(name: string, raw: string): number[] {
+  const parts = raw.split(',').map((p) => p.trim());
+  const delays = parts.map((p) => {
+    const m = /^(\d{1,9})(ms|s|m|h)$/.exec(p);
+    const ms = m ? Number(m[1]) * UNIT_MS[m[2]!]! : NaN;
+    if (!(ms >= 0 && ms <= 7 * 86_400_000)) {
+      throw new ConfigError(`${name} must be a comma-separated list of durations such as 1m,5m,30m,2h (units ms, s, m, h); got "${raw}"`);
+    }
+    return ms;
+  });
+  return delays;
+}
+
+function flagVar(env: Env, name: string): boolean {
+  return /^(1|true|yes)$/i.test((env[name] ?? '').trim());
 }
 
 function strVar(env: Env, name: keyof typeof DEFAULTS): string {
@@ -107,6 +159,14 @@ export function loadConfig(env: Env = process.env): Config {
     uploadRetentionMs: intVar(env, 'UPLOAD_RETENTION_DAYS', 0, 100 * 365) * 86_400_000,
     chunkCacheBytes: intVar(env, 'CHUNK_CACHE_MB', 0, 1 << 20) * 1024 * 1024,
     auditRetentionMs: intVar(env, 'AUDIT_RETENTION_DAYS', 1, 100 * 365) * 86_400_000,
+    eventRetentionMs: intVar(env, 'EVENT_RETENTION_DAYS', 1, 100 * 365) * 86_400_000,
+    webhooks: {
+      timeoutMs: intVar(env, 'WEBHOOK_TIMEOUT_MS', 1, 600_000),
+      retryDelaysMs: parseSchedule('WEBHOOK_RETRY_SCHEDULE', strVar(env, 'WEBHOOK_RETRY_SCHEDULE')),
+      retryWindowMs: intVar(env, 'WEBHOOK_RETRY_HOURS', 0, 24 * 365) * 3_600_000,
+      allowHttp: flagVar(env, 'WEBHOOK_ALLOW_HTTP'),
+      allowPrivate: flagVar(env, 'WEBHOOK_ALLOW_PRIVATE'),
+    },
   };
 }
 

@@ -10,7 +10,7 @@ export function createLogger(level: string): FastifyBaseLogger {
   return pino({
     level,
     redact: {
-      paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]', 'token', 'key'],
+      paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]', 'token', 'key', 'secret', '*.secret'],
       censor: '[redacted]',
     },
   }) as unknown as FastifyBaseLogger;

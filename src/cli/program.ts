@@ -10,6 +10,7 @@ import { registerMappingCommands } from './mapping-commands.js';
 import { registerPullCommand } from './pull-command.js';
 import { registerServeCommands } from './serve-commands.js';
 import { registerUserCommands } from './user-commands.js';
+import { registerWebhookCommands } from './webhook-commands.js';
 
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('mirador')
@@ -24,6 +25,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerImportCommands(program, ctx);
   registerMappingCommands(program, ctx);
   registerPullCommand(program, ctx);
+  registerWebhookCommands(program, ctx);
   registerAuditCommands(program, ctx);
   registerBackupCommands(program, ctx);
   // Subcommands inherit the error handling and output of the program.

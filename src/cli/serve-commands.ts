@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { ImportProcess } from '../imports/import-process.js';
+import type { DeliveryThread } from '../webhooks/delivery-thread.js';
 import { withListenAddress } from '../config.js';
 import { pendingMigrations } from '../store/migration-notes.js';
 import { CliError, emit, withStore, type CliContext, type JsonOption } from './cli-context.js';
@@ -24,13 +25,15 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
       const config = withListenAddress(ctx.config, { port, host: opts.host });
       // Loaded here, not at the top: the HTTP stack (Fastify and its plugins) takes ~0.2 s to
       // load, which every other command (`mirador import` among them) would pay for nothing.
-      const [{ serve }, { startImportProcess }, { createLogger }] = await Promise.all([
+      const [{ serve }, { startImportProcess }, { createLogger }, { startDeliveryThread }] = await Promise.all([
         import('../http/server.js'),
         import('../imports/import-process.js'),
         import('../logger.js'),
+        import('../webhooks/delivery-thread.js'),
       ]);
       const logger = createLogger(config.logLevel);
       let imports: ImportProcess | undefined;
+      let deliveries: DeliveryThread | undefined;
       await serve(config, () => ctx.openStore({ servesRequests: true }), logger, {
         workers,
         startImportWorker: async (metrics) => {
@@ -39,15 +42,24 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
               databaseUrl: config.databaseUrl,
               snapshotRetentionMs: config.snapshotRetentionMs,
               tombstoneRetentionMs: config.tombstoneRetentionMs,
+              eventRetentionMs: config.eventRetentionMs,
               auditRetentionMs: config.auditRetentionMs,
               uploadRetentionMs: config.uploadRetentionMs,
             },
             logger,
-            (report) => metrics.observeImport(report),
+            (report) => {
+              metrics.observeImport(report);
+              // The import's event (and its deliveries) committed with its end: send them now.
+              deliveries?.wake();
+            },
           );
           return () => imports!.stop();
         },
         onImportQueued: () => imports?.wake(),
+        startDeliveries: async () => {
+          deliveries = startDeliveryThread(config.databaseUrl, config.webhooks, logger);
+          return () => deliveries!.stop();
+        },
       });
     });
 

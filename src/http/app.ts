@@ -8,6 +8,8 @@ import type { Config } from '../config.js';
 import type { Store } from '../store/store.js';
 import { SandboxSnapshots } from '../sandbox/sandbox-snapshots.js';
 import { registerApiRoutes } from './api/api-routes.js';
+import { registerEventRoutes } from './api/event-routes.js';
+import { apiDocs } from './api/api-docs.js';
 import { CompressedBodyCache } from './api/send-body.js';
 import { CachedChunkSource } from './api/snapshot-reader.js';
 import { CredentialsCache } from './credentials-cache.js';
@@ -134,16 +136,20 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   const sandbox = deps.sandbox ?? new SandboxSnapshots();
   const counter = createRateCounter(config.redisUrl, deps.logger);
+  const compressed = new CompressedBodyCache(Math.max(16 * 1024 * 1024, config.chunkCacheBytes / 2));
+  const keyLimiter = new RateLimiter(counter, config.rateLimitPerMinute, deps.logger);
+  const sandboxLimiter = new RateLimiter(counter, config.sandboxRateLimitPerMinute, deps.logger);
   registerApiRoutes(fastify, {
     store,
     credentials,
     chunkSource: new CachedChunkSource(store, config.chunkCacheBytes),
     sandbox,
-    compressed: new CompressedBodyCache(Math.max(16 * 1024 * 1024, config.chunkCacheBytes / 2)),
-    keyLimiter: new RateLimiter(counter, config.rateLimitPerMinute, deps.logger),
-    sandboxLimiter: new RateLimiter(counter, config.sandboxRateLimitPerMinute, deps.logger),
+    compressed,
+    keyLimiter,
+    sandboxLimiter,
     snapshotRetentionMs: config.snapshotRetentionMs,
   });
+  registerEventRoutes(fastify, { store, credentials, compressed, keyLimiter, sandboxLimiter }, apiDocs(sandbox));
 
   registerOpsRoutes(fastify, store, metrics);
   await fastify.register(panelPlugin, { prefix: '/panel', config, store, credentials, onImportQueued: deps.onImportQueued });

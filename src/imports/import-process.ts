@@ -21,6 +21,7 @@ interface ProcessData {
   databaseUrl: string;
   snapshotRetentionMs: number;
   tombstoneRetentionMs: number;
+  eventRetentionMs: number;
   auditRetentionMs: number;
   uploadRetentionMs: number;
 }
@@ -151,6 +152,7 @@ function childMain() {
         const worker = new ImportWorker(store, {
           snapshotRetentionMs: m.data.snapshotRetentionMs,
           tombstoneRetentionMs: m.data.tombstoneRetentionMs,
+          eventRetentionMs: m.data.eventRetentionMs,
           auditRetentionMs: m.data.auditRetentionMs,
           uploadRetentionMs: m.data.uploadRetentionMs,
           makeSegments: true,

@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import type { ImportJob, Store } from '../store/store.js';
+import { DEFAULT_EVENT_RETENTION_MS } from '../store/events.js';
 import { DEFAULT_AUDIT_RETENTION_MS } from '../domain/audit.js';
 import { writeChunkSegments, type SegmentStats } from '../snapshots/chunk-segments.js';
 import { applyImport, applyPreparedImport, type PreparedImport } from './apply-import.js';
@@ -66,6 +67,8 @@ export class ImportWorker {
       pollMs?: number;
       snapshotRetentionMs: number;
       tombstoneRetentionMs?: number;
+      /** How long events are kept (default 30 days); swept with superseded snapshots. */
+      eventRetentionMs?: number;
       /** Audit entries older than this are deleted by the sweep (default: a year). */
       auditRetentionMs?: number;
       /** Stored uploads are removed this long after their import ended; never when absent. */
@@ -191,6 +194,7 @@ export class ImportWorker {
     if (now - this.lastSweep >= SWEEP_EVERY_MS) {
       this.lastSweep = now;
       await this.store.sweepSnapshots(now - this.options.snapshotRetentionMs);
+      await this.store.sweepEvents(now - (this.options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS));
       await this.store.sweepAudit(now - (this.options.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_MS));
       await this.store.sweepSignInFailures(now);
       if (this.options.uploadRetentionMs !== undefined) await this.store.sweepUploads(now - this.options.uploadRetentionMs);

@@ -44,6 +44,10 @@ export const MIGRATION_NOTES: Readonly<Record<number, MigrationNote>> = {
     online: true,
     note: 'adds imports.file_removed_at; old instances ignore it (one asked to import a removed file again queues an empty upload, which fails saying so)',
   },
+  10: {
+    online: true,
+    note: 'adds events, webhook_endpoints, webhook_deliveries and webhook_attempts; old instances neither read nor write them and serve as before, but an import an old worker ends during the rolling restart records no event and sends no webhook (its snapshot is still in the change feeds)',
+  },
 };
 
 export interface PendingMigration extends MigrationNote {

@@ -13,6 +13,7 @@
 import type { Kind } from '../domain/kinds.js';
 import type { HashAlgorithm } from '../domain/item-renderer.js';
 import type { CredentialScope } from '../domain/api-keys.js';
+import type { EventStore } from './events.js';
 import type { AuditAction, AuditEntry, AuditEvent } from '../domain/audit.js';
 import type { ThrottlePolicy } from '../domain/sign-in-policy.js';
 
@@ -280,7 +281,8 @@ export interface StoreOptions {
   servesRequests?: boolean;
 }
 
-export interface Store {
+/** Events and webhooks: see events.ts. */
+export interface Store extends EventStore {
   readonly backend: 'sqlite' | 'postgres';
   /**
    * Whether writing a snapshot, rather than parsing the CSV, is the slower

@@ -25,7 +25,7 @@ describe('panel pages: accessibility, layout and screenshots', { skip: browserSk
   let server: PanelServer;
   let browser: Browser;
   let admin: Awaited<ReturnType<typeof companyWithAdmin>>;
-  const ids = { ok: 0, failed: 0, queued: 0, key: '', token: '' };
+  const ids = { ok: 0, failed: 0, queued: 0, key: '', token: '', webhook: 0 };
 
   before(async () => {
     ({ store, cleanup } = await sqliteFactory.create());
@@ -47,6 +47,17 @@ describe('panel pages: accessibility, layout and screenshots', { skip: browserSk
     ids.queued = (await store.createImport({ companyId, kind: 'obras', filename: 'obras.csv', source: 'panel' }, once(csv([['CODIGO', 'NOMBRE'], ['O1', 'Obra']])), 1 << 20)).id;
     ids.key = (await credentialFor(store, companyId, 'read')).prefix;
     ids.token = (await credentialFor(store, companyId, 'upload')).prefix;
+    // A webhook endpoint with an attempts log: one delivered, one failed with a long error.
+    const endpoint = await store.createWebhookEndpoint({ companyId, url: 'https://erp.example.com/hooks/mirador?source=panel-test', eventTypes: ['import.published'], secret: 'whsec_pages' });
+    ids.webhook = endpoint.id;
+    for (const ok of [true, false]) {
+      await store.queueDelivery(endpoint.id, { publicId: `evt_pages${ok ? 1 : 2}`, type: 'webhook.test', body: '{}' });
+      const [d] = await store.claimDeliveries('pages:1:a', 1, 60_000, []);
+      await store.finishDelivery(d!.id, 'pages:1:a', {
+        at: Date.now(), durationMs: ok ? 42 : 10_000, statusCode: ok ? 204 : null, ok,
+        error: ok ? null : 'No complete answer within 10000 ms (timeout).', responseBody: null, retryAt: ok ? null : Date.now() + 60_000,
+      });
+    }
     browser = await launchChromium();
   });
   after(async () => {
@@ -108,6 +119,9 @@ describe('panel pages: accessibility, layout and screenshots', { skip: browserSk
           ['key-revoke', `/panel/keys/${ids.key}/revoke`],
           ['tokens', '/panel/tokens'],
           ['help', '/panel/help'],
+          ['webhooks', '/panel/webhooks'],
+          ['webhook', `/panel/webhooks/${ids.webhook}`],
+          ['webhook-delete', `/panel/webhooks/${ids.webhook}/delete`],
           ['audit', '/panel/audit'],
           ['not-found', '/panel/imports/999999'],
         ];
@@ -129,6 +143,12 @@ describe('panel pages: accessibility, layout and screenshots', { skip: browserSk
         await page.selectOption('#expires_in', '90d');
         await page.click('button:has-text("Crear clave")');
         await check(page, errors, 'key-created');
+        await page.goto(`${base}/panel/webhooks`);
+        await page.fill('#url', 'https://erp.example.com/hooks/nuevo');
+        await page.check('input[value="import.failed"]');
+        await page.click('button:has-text("Añadir endpoint")');
+        await page.waitForSelector('#new-secret');
+        await check(page, errors, 'webhook-created');
         await page.goto(`${base}/panel/audit?action=key`);
         await check(page, errors, 'audit-filtered');
         await page.goto(`${base}/panel/kinds/clientes/mapping`);

@@ -43,6 +43,8 @@ describe('OpenAPI document', () => {
       ...RELATED.flatMap(({ parent, child }) => [`/v1/${parent}/{id_erp}/${child}`, `/v1/sandbox/${parent}/{id_erp}/${child}`]),
       '/v1/estado',
       '/v1/sandbox/estado',
+      '/v1/eventos',
+      '/v1/sandbox/eventos',
     ];
     assert.deepEqual(Object.keys(doc.paths).sort(), expected.sort());
     const ids = new Set<string>();
@@ -58,7 +60,11 @@ describe('OpenAPI document', () => {
       const params = get.parameters.map((p: any) => deref(doc, p)).map((p: any) => `${p.in}:${p.name}`);
       if (path.includes('{id_erp}')) assert.ok(params.includes('path:id_erp'), path);
       if (path.endsWith('{id_erp}')) assert.ok(params.includes('query:fields'), path);
-      else if (!path.endsWith('/estado')) {
+      else if (path.endsWith('/eventos')) {
+        // The event feed pages like a list, with no snapshots, tombstones or subsets.
+        assert.deepEqual(params.filter((p: string) => p.startsWith('query:')).sort(), ['query:limit', 'query:offset', 'query:updated_since'], path);
+        assert.ok(!get.responses['410'], path);
+      } else if (!path.endsWith('/estado')) {
         for (const q of ['limit', 'offset', 'updated_since', 'include_deleted', 'snapshot', 'q', 'fields']) assert.ok(params.includes(`query:${q}`), `${path} ${q}`);
         assert.ok(get.responses['410'], `${path} documents 410 snapshot_expired`);
       }
@@ -84,6 +90,20 @@ describe('OpenAPI document', () => {
       }
     }
     assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['apiKeyHeader', 'bearerAuth']);
+  });
+
+  test('describes the webhook payload (OpenAPI 3.1 webhooks), signed, one per event type', () => {
+    assert.deepEqual(Object.keys(doc.webhooks).sort(), ['import.failed', 'import.held', 'import.published']);
+    for (const [type, item] of Object.entries<any>(doc.webhooks)) {
+      const post = item.post;
+      assert.deepEqual(post.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/Event' }, type);
+      assert.equal(post.requestBody.content['application/json'].example.type, type);
+      assert.deepEqual(post.parameters.map((p: any) => `${p.in}:${p.name}`), ['header:Mirador-Signature', 'header:Mirador-Event-Id']);
+      assert.ok(post.responses['2XX'] && post.responses.default, type);
+    }
+    const event = doc.components.schemas.Event;
+    assert.deepEqual(event.required, ['id', 'type', 'created_at', 'data']);
+    assert.deepEqual(Object.keys(event.properties.data.properties.counts.properties), ['inserted', 'updated', 'unchanged', 'deleted']);
   });
 
   test('every ERROR_CATALOG code is documented with its status and catalog message, or left out for a stated reason', () => {

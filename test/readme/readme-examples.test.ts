@@ -12,7 +12,11 @@ import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from '
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { createInterface } from 'node:readline';
 import { parse } from 'csv-parse/sync';
+import { WebhookSender } from '../../src/webhooks/send-webhook.js';
+import { testEvent } from '../../src/webhooks/test-event.js';
+import { generateWebhookSecret } from '../../src/webhooks/webhook-secret.js';
 import { replaceRecords } from '../../src/snapshots/write-records.js';
 import type { Store } from '../../src/store/store.js';
 import { MAIN } from '../helpers/cli.js';
@@ -93,7 +97,7 @@ describe('README examples', () => {
   });
 
   test('the section marks every example, and these are all of them', () => {
-    assert.deepEqual([...examples.keys()].sort(), ['client', 'client-subset', 'client-sync', 'curl-key', 'curl-sandbox', 'pull-nightly', 'pull-sandbox', 'pull-subset']);
+    assert.deepEqual([...examples.keys()].sort(), ['client', 'client-subset', 'client-sync', 'curl-key', 'curl-sandbox', 'pull-nightly', 'pull-sandbox', 'pull-subset', 'webhook-receiver']);
   });
 
   test('curl: the sandbox', async () => {
@@ -143,6 +147,38 @@ describe('README examples', () => {
     assert.equal(r.code, 0, r.stderr);
     const since = (await request(`${server.baseUrl}/v1/sandbox/clientes?updated_since=2026-09-01&limit=1000`)).json();
     assert.equal(r.stdout.trim(), `${since.total} customers changed since September`, 'the tombstones were not counted');
+  });
+
+  test('the node:http webhook receiver type-checks, runs, accepts a signed delivery once and refuses a forged one', async () => {
+    writeFileSync(join(dir.path, 'receiver.mts'), example('webhook-receiver'));
+    writeFileSync(
+      join(dir.path, 'tsconfig.receiver.json'),
+      JSON.stringify({ compilerOptions: { module: 'nodenext', target: 'es2022', strict: true, noEmit: true, types: ['node'], skipLibCheck: true }, files: ['receiver.mts'] }),
+    );
+    const tsc = await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.receiver.json'], { cwd: dir.path, env });
+    assert.equal(tsc.code, 0, tsc.stdout + tsc.stderr);
+    writeFileSync(join(dir.path, 'receiver.mjs'), example('webhook-receiver'));
+    const secret = generateWebhookSecret();
+    const child = spawn(process.execPath, ['receiver.mjs'], { cwd: dir.path, env: { ...process.env, ...env, PORT: '0', MIRADOR_WEBHOOK_SECRET: secret } });
+    try {
+      const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+      const port = /^Listening on port (\d+)$/.exec((await lines.next()).value)?.[1];
+      assert.ok(port);
+      // Delivered as the delivery loop does it (send-webhook.ts), to the address the example listens on.
+      const sender = new WebhookSender({ timeoutMs: 10_000, allowHttp: true, allowPrivate: true });
+      const event = testEvent();
+      const message = { url: `http://127.0.0.1:${port}/`, secret, eventId: event.publicId, body: event.body };
+      assert.equal((await sender.send(message)).statusCode, 204);
+      assert.equal((await sender.send(message)).statusCode, 204, 'a retry is answered too…');
+      const forged = await sender.send({ ...message, secret: generateWebhookSecret() });
+      assert.deepEqual([forged.statusCode, forged.responseBody], [400, 'signature_mismatch']);
+      sender.close();
+      assert.equal((await lines.next()).value, 'webhook.test - +0 ~0 -0');
+      child.kill();
+      assert.equal((await lines.next()).done, true, '…but handled once');
+    } finally {
+      child.kill();
+    }
   });
 
   test('the client subset example type-checks and runs (issue 17)', async () => {

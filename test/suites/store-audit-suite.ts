@@ -10,6 +10,7 @@ import { auditEvent, cliActor, uploadAudit } from '../../src/domain/audit.js';
 import { DEFAULT_THROTTLE } from '../../src/domain/sign-in-policy.js';
 import { ConflictError, UploadTooLargeError, type Store } from '../../src/store/store.js';
 import type { StoreFactory } from '../helpers/stores.js';
+import { webhookCreateAudit, webhookDeleteAudit, webhookUpdateAudit } from '../../src/webhooks/webhook-audit.js';
 
 const who = cliActor('ana');
 
@@ -67,6 +68,29 @@ export function storeAuditSuite(factory: StoreFactory) {
       await store.setSetting(`deletion_guard:${company.id}`, '{}', auditEvent(who, company.id, 'guard.change', {}));
       const actions = (await store.listAudit(company.id, { limit: 10 })).map((e) => e.action);
       assert.deepEqual(actions, ['guard.change', 'mapping.change', 'key.revoke', 'key.create']);
+    });
+
+    test('webhook endpoints: created, disabled, enabled and deleted with one event each time something changed, never the secret or the query', async () => {
+      const company = await store.createCompany('st-aud-wh', 'W');
+      const url = 'https://erp.example.com/hooks/mirador?token=abc123';
+      const secret = 'whsec_storeaudit_secret_value';
+      const e = await store.createWebhookEndpoint({ companyId: company.id, url, eventTypes: ['import.failed'], secret }, webhookCreateAudit(who, company.id, url, ['import.failed']));
+      for (const enabled of [false, false, true, true]) await store.setWebhookEndpointEnabled(e.id, enabled, webhookUpdateAudit(who, e, enabled));
+      assert.equal(await store.deleteWebhookEndpoint(e.id, webhookDeleteAudit(who, e)), true);
+      assert.equal(await store.deleteWebhookEndpoint(e.id, webhookDeleteAudit(who, e)), false);
+      assert.equal(await store.setWebhookEndpointEnabled(e.id, false, webhookUpdateAudit(who, e, false)), null);
+      const entries = await store.listAudit(company.id, { limit: 10 });
+      const bare = 'https://erp.example.com/hooks/mirador';
+      assert.deepEqual(
+        entries.map((x) => [x.action, x.actor, x.details]),
+        [
+          ['webhook.delete', 'cli:ana', { webhook_id: e.id, url: bare }],
+          ['webhook.update', 'cli:ana', { webhook_id: e.id, url: bare, enabled: true }],
+          ['webhook.update', 'cli:ana', { webhook_id: e.id, url: bare, enabled: false }],
+          ['webhook.create', 'cli:ana', { url: bare, events: ['import.failed'], webhook_id: e.id }],
+        ],
+      );
+      assert.ok(!JSON.stringify(entries).includes('abc123') && !JSON.stringify(entries).includes('storeaudit'));
     });
 
     test("listAudit: a company's own entries, newest first, by actions, before an id, up to a limit", async () => {

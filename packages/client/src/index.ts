@@ -26,3 +26,7 @@ export {
   type Articulo, type AvisoCorrectivo, type Cliente, type Item, type ItemBase, type ItemsByKind, type KindName, type ListPage, type Obra, type Tombstone,
 } from './items.js';
 export { type RetryInfo, type Sleep } from './transport.js';
+export {
+  verifyWebhook, WebhookVerificationError,
+  type MiradorEvent, type VerifyWebhookOptions, type WebhookVerificationReason,
+} from './webhooks.js';

@@ -18,6 +18,7 @@ import type { ErrorCode } from '../errors.js';
 import { errorResponses, idErpParameter, notModified, okHeaders, parameters, schemaRef, type Caching, type ParameterId } from './api-components.js';
 import { estadoExamples, sandboxExamples, type KindExamples } from './api-examples.js';
 import { DOCUMENTED_CODES, schemaNames } from './api-schemas.js';
+import { sandboxEvents } from '../../sandbox/sandbox-events.js';
 import { subsetParameters } from './subset-docs.js';
 
 /**
@@ -111,6 +112,7 @@ const LIST_QUERY: ParameterId[] = ['limit', 'offset', 'updated_since', 'include_
 
 export interface ApiDocs {
   estado(sandbox: boolean): Record<string, unknown>;
+  eventos(sandbox: boolean): Record<string, unknown>;
   list(kind: Kind, sandbox: boolean): Record<string, unknown>;
   detail(kind: Kind, sandbox: boolean): Record<string, unknown>;
   /** A related-record list: `child` filtered on `field` = the parent's id_erp (contract §6). */
@@ -146,6 +148,30 @@ export function apiDocs(sandboxData: SandboxSnapshots): ApiDocs {
         },
         caching: sandbox ? 'public' : 'revalidate',
         errors: readCodes({ sandbox, query: false, record: false }),
+      });
+    },
+
+    eventos(sandbox) {
+      const feed = sandboxEvents();
+      const page = { ok: true, ...(sandbox ? { sandbox: true } : {}), total: feed.bodies.length, limit: 2, offset: 0, has_more: true, next_offset: 2, items: feed.bodies.slice(0, 2).map((b) => JSON.parse(b) as unknown) };
+      return readOperation({
+        operationId: sandbox ? 'listSandboxEventos' : 'listEventos',
+        tags: ['events'],
+        summary: `List events${sandbox ? ' (sandbox)' : ''}`,
+        description:
+          'What happened to the data: one event per import that ended (`import.published`, `import.held`, `import.failed`), ' +
+          'oldest first, kept at least 30 days. With `updated_since` (on `created_at`) it reads like a change feed of imports; ' +
+          'the same events can be pushed to you as signed webhooks (see `webhooks`). ' +
+          (sandbox ? 'Sandbox: fixed fictitious events, no key needed.' : 'Needs an API key.'),
+        sandbox,
+        parameters: ['limit', 'offset', 'updated_since', ...READ_HEADERS],
+        ok: {
+          description: 'A page of events.',
+          schema: sandbox ? 'SandboxEventList' : 'EventList',
+          examples: { sandbox: { summary: sandbox ? 'GET /v1/sandbox/eventos?limit=2' : 'A page with limit=2 (sandbox events)', value: page } },
+        },
+        caching: sandbox ? 'public' : 'revalidate',
+        errors: readCodes({ sandbox, query: true, record: false }).filter((c) => c !== 'snapshot_expired'),
       });
     },
 

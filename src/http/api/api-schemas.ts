@@ -17,9 +17,9 @@ import { ERROR_CATALOG, type ErrorCode } from '../errors.js';
 /** A cell of an import is at most this many bytes, so at most this many characters. */
 const CELL = DEFAULT_MAX_CELL_BYTES;
 /** Counts and offsets: JSON numbers that stay exact. */
-const COUNT = { type: 'integer', format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
+export const COUNT = { type: 'integer', format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
 /** `2026-11-21T10:15:30.123Z`. */
-const TIMESTAMP_CHARS = 24;
+export const TIMESTAMP_CHARS = 24;
 
 /** `limit` (contract §1.4): an integer from 1 to 1000, 100 when absent. */
 export const LIMIT_PARAM = {

@@ -9,6 +9,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ALLOWED_METHODS, EXPOSED_HEADERS } from '../api/api-components.js';
 import { sharedSchemas } from '../api/api-schemas.js';
+import { eventSchemas, webhooksObject } from '../api/event-schemas.js';
 import { CompressedBodyCache, sendCacheable } from '../api/send-body.js';
 import { finishDocument } from './openapi-transform.js';
 
@@ -43,6 +44,7 @@ export const OPENAPI_TAGS = [
   { name: 'obras', description: 'Works (jobs, sites), each for a customer.' },
   { name: 'avisos-correctivo', description: 'Corrective-maintenance notices, for a customer and often a work.' },
   { name: 'estado', description: 'How fresh the data of each kind is.' },
+  { name: 'events', description: 'What happened to the data: a feed of imports that ended, and the webhooks that push the same events.' },
 ];
 
 /**
@@ -62,6 +64,8 @@ export async function registerOpenApi(app: FastifyInstance, publicBaseUrl: strin
         license: { name: 'Proprietary: the company’s own data, for the holders of its keys', url: `${publicBaseUrl}/docs` },
       },
       tags: OPENAPI_TAGS,
+      // What Mirador POSTs to the endpoints registered in the panel or with `mirador webhook create`.
+      webhooks: webhooksObject() as never,
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: '`Authorization: Bearer api_xxxxxxxx_…`' },
@@ -75,7 +79,7 @@ export async function registerOpenApi(app: FastifyInstance, publicBaseUrl: strin
     transform: ({ schema, url }) => ({ schema: schema?.operationId ? schema : { ...schema, hide: true }, url }),
     transformObject: (document) => finishDocument('openapiObject' in document ? document.openapiObject : document.swaggerObject),
   });
-  for (const schema of sharedSchemas()) app.addSchema(schema);
+  for (const schema of [...sharedSchemas(), ...eventSchemas()]) app.addSchema(schema);
   registerOpenApiRoute(app, publicBaseUrl);
 }
 

@@ -21,6 +21,7 @@ const MESSAGES = {
   navKeys: ['Claves API', 'API keys'],
   navTokens: ['Tokens de subida', 'Upload tokens'],
   navHelp: ['Integración', 'Integration'],
+  navWebhooks: ['Webhooks', 'Webhooks'],
   signOut: ['Cerrar sesión', 'Sign out'],
   signedInAs: ['{email} · {company}', '{email} · {company}'],
   switchLanguage: ['Idioma', 'Language'],

@@ -29,6 +29,7 @@ import { PanelSessions, resolveSessionSecret } from './panel-session.js';
 import { SecretReveals } from './secret-reveal.js';
 import { createThrottleBackend, SignInThrottle } from './sign-in-throttle.js';
 import { registerUploadApi } from './upload-api.js';
+import { registerWebhookRoutes } from './webhook-routes.js';
 import { errorPage } from './views/error-page.js';
 import { MARK_SVG } from './views/mark.js';
 
@@ -180,6 +181,7 @@ export async function panelPlugin(app: FastifyInstance, options: PanelOptions) {
   registerImportRoutes(app, deps);
   registerMappingRoutes(app, deps);
   registerCredentialRoutes(app, deps);
+  registerWebhookRoutes(app, deps);
   registerAuditRoutes(app, deps);
   await app.register(async (api) => registerUploadApi(api, deps));
 }

@@ -7,7 +7,8 @@
  */
 import type { Kind } from '../../domain/kinds.js';
 import { UploadTooLargeError, type ImportJob } from '../store.js';
-import type { Db } from './postgres-connection.js';
+import type { Conn, Db } from './postgres-connection.js';
+import { recordImportEnd } from './postgres-events.js';
 import { copyOutRows } from './postgres-copy.js';
 import { toImport, type ImportRow } from '../row-mappers.js';
 import type { AuditEvent } from '../../domain/audit.js';
@@ -179,20 +180,37 @@ export async function heartbeatImport(db: Db, id: number, p: { rowsRead: number;
   );
 }
 
+/** The import's status, locked until the transaction that changes it ends: an import ends (and has its event) once. */
+async function lockedStatus(c: Conn, id: number): Promise<string | undefined> {
+  return (await c.one<{ status: string }>('SELECT status FROM imports WHERE id = $1 FOR UPDATE', [id]))?.status;
+}
+
 export async function failImport(db: Db, id: number, error: string, report: unknown) {
-  await db.run(`UPDATE imports SET status = 'failed', finished_at = $1, error = $2, report = $3 WHERE id = $4`, [
-    Date.now(),
-    error,
-    JSON.stringify(report),
-    id,
-  ]);
+  await db.tx(async (c) => {
+    const before = await lockedStatus(c, id);
+    const now = Date.now();
+    await c.run(`UPDATE imports SET status = 'failed', finished_at = $1, error = $2, report = $3 WHERE id = $4`, [
+      now,
+      error,
+      JSON.stringify(report),
+      id,
+    ]);
+    if (before !== undefined && before !== 'failed') await recordImportEnd(c, { importId: id, type: 'import.failed', snapshot: null, report, at: now });
+  });
 }
 
 export async function holdImport(db: Db, id: number, snapshotId: number, report: unknown) {
-  await db.run(
-    `UPDATE imports SET status = 'awaiting_confirmation', snapshot_id = $1, report = $2, finished_at = $3 WHERE id = $4`,
-    [snapshotId, JSON.stringify(report), Date.now(), id],
-  );
+  await db.tx(async (c) => {
+    const before = await lockedStatus(c, id);
+    const now = Date.now();
+    await c.run(
+      `UPDATE imports SET status = 'awaiting_confirmation', snapshot_id = $1, report = $2, finished_at = $3 WHERE id = $4`,
+      [snapshotId, JSON.stringify(report), now, id],
+    );
+    if (before !== undefined && before !== 'awaiting_confirmation') {
+      await recordImportEnd(c, { importId: id, type: 'import.held', snapshot: null, report, at: now });
+    }
+  });
 }
 
 /** Marks a held import rejected; returns the snapshot to discard, or null when it was not held. */
@@ -225,13 +243,18 @@ export async function recoverImports(
     const sameRun = `id = $1 AND status = 'running' AND worker = $2 AND heartbeat_at = $3`;
     const changed =
       r.attempts >= maxAttempts
-        ? await db.run(`UPDATE imports SET status = 'failed', finished_at = $4, error = $5, report = 'null' WHERE ${sameRun}`, [
-            r.id,
-            r.worker,
-            r.heartbeat_at,
-            Date.now(),
-            `The import was interrupted ${r.attempts} times and was given up.`,
-          ])
+        ? await db.tx(async (c) => {
+            const now = Date.now();
+            const n = await c.run(`UPDATE imports SET status = 'failed', finished_at = $4, error = $5, report = 'null' WHERE ${sameRun}`, [
+              r.id,
+              r.worker,
+              r.heartbeat_at,
+              now,
+              `The import was interrupted ${r.attempts} times and was given up.`,
+            ]);
+            if (n > 0) await recordImportEnd(c, { importId: r.id, type: 'import.failed', snapshot: null, report: null, at: now });
+            return n;
+          })
         : await db.run(`UPDATE imports SET status = 'queued', worker = NULL, started_at = NULL WHERE ${sameRun}`, [
             r.id,
             r.worker,

@@ -40,6 +40,7 @@ import {
 import type { AuditEvent } from '../../domain/audit.js';
 import { insertAudit } from './postgres-audit.js';
 import type { Conn, Db } from './postgres-connection.js';
+import { recordImportEnd } from './postgres-events.js';
 import { SNAPSHOT_META_COLUMNS, toHashAlgorithm, toSnapshotMeta, type SnapshotRow } from '../row-mappers.js';
 import { copyIn, CopyEncoder } from './postgres-copy.js';
 
@@ -377,8 +378,8 @@ export async function publishSnapshot(
   audit?: AuditEvent,
 ) {
   await db.tx(async (c) => {
-    const snap = await c.one<{ company_id: number; kind: Kind; state: string; import_at: number | null }>(
-      'SELECT company_id, kind, state, import_at FROM snapshots WHERE id = $1 FOR UPDATE',
+    const snap = await c.one<{ company_id: number; kind: Kind; state: string; import_at: number | null; public_id: string }>(
+      'SELECT company_id, kind, state, import_at, public_id FROM snapshots WHERE id = $1 FOR UPDATE',
       [snapshotId],
     );
     if (!snap || snap.state !== 'staged') throw new Error(`snapshot ${snapshotId} is not staged`);
@@ -407,6 +408,8 @@ export async function publishSnapshot(
         `UPDATE imports SET status = 'succeeded', finished_at = $1, report = $2, snapshot_id = $3, error = NULL WHERE id = $4`,
         [now, JSON.stringify(finish.report), snapshotId, finish.importId],
       );
+      // The outbox: the event commits with the publication, or neither happens.
+      await recordImportEnd(c, { importId: finish.importId, type: 'import.published', snapshot: snap.public_id, report: finish.report, at: now });
     }
     if (audit) await insertAudit(c, audit);
   });

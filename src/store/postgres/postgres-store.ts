@@ -31,6 +31,9 @@ import { migrate, schemaVersion } from './postgres-migrations.js';
 import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from '../row-mappers.js';
 import * as segments from './postgres-segments.js';
 import * as snapshots from './postgres-snapshots.js';
+import * as events from './postgres-events.js';
+import * as webhooks from './postgres-webhooks.js';
+import type { AttemptResult, EventType } from '../events.js';
 
 const UNIQUE_VIOLATION = '23505';
 const isUniqueViolation = (err: unknown) => (err as { code?: unknown }).code === UNIQUE_VIOLATION;
@@ -462,6 +465,68 @@ export class PostgresStore implements Store {
     const record = await snapshots.findRecord(this.db, snapshotId, idErp);
     if (record) this.live.rememberRecord(snapshotId, idErp, record);
     return record;
+  }
+
+  // Events and webhooks
+
+  listEvents(companyId: number, since: number | null, offset: number, limit: number) {
+    return events.listEvents(this.db, companyId, since, offset, limit);
+  }
+
+  sweepEvents(before: number) {
+    return events.sweepEvents(this.db, before);
+  }
+
+  createWebhookEndpoint(input: { companyId: number; url: string; eventTypes: EventType[]; secret: string }, audit?: AuditEvent) {
+    return webhooks.createEndpoint(this.db, input, audit);
+  }
+
+  webhookEndpointById(id: number) {
+    return webhooks.endpointById(this.db, id);
+  }
+
+  listWebhookEndpoints(companyId: number) {
+    return webhooks.listEndpoints(this.db, companyId);
+  }
+
+  setWebhookEndpointEnabled(id: number, enabled: boolean, audit?: AuditEvent) {
+    return webhooks.setEndpointEnabled(this.db, id, enabled, audit);
+  }
+
+  deleteWebhookEndpoint(id: number, audit?: AuditEvent) {
+    return webhooks.deleteEndpoint(this.db, id, audit);
+  }
+
+  queueDelivery(endpointId: number, event: { publicId: string; type: string; body: string }, claim?: { worker: string; leaseMs: number }) {
+    return webhooks.queueDelivery(this.db, endpointId, event, claim);
+  }
+
+  redeliver(deliveryId: number) {
+    return webhooks.redeliver(this.db, deliveryId);
+  }
+
+  deliveryById(id: number) {
+    return webhooks.deliveryById(this.db, id);
+  }
+
+  listDeliveries(endpointId: number, limit: number) {
+    return webhooks.listDeliveries(this.db, endpointId, limit);
+  }
+
+  listAttempts(endpointId: number, limit: number) {
+    return webhooks.listAttempts(this.db, endpointId, limit);
+  }
+
+  claimDeliveries(worker: string, limit: number, leaseMs: number, skipEndpoints: readonly number[], now = Date.now()) {
+    return webhooks.claimDeliveries(this.db, worker, limit, leaseMs, skipEndpoints, now);
+  }
+
+  finishDelivery(deliveryId: number, worker: string, result: AttemptResult) {
+    return webhooks.finishDelivery(this.db, deliveryId, worker, result);
+  }
+
+  releaseDeliveries(isGone: (worker: string) => boolean) {
+    return webhooks.releaseDeliveries(this.db, isGone);
   }
 
   sweepUploads(endedBefore: number) {

@@ -3,6 +3,7 @@ import type { Database } from 'better-sqlite3';
 import type { Kind } from '../../domain/kinds.js';
 import { UploadTooLargeError, type ImportJob } from '../store.js';
 import { toImport, type ImportRow } from '../row-mappers.js';
+import { recordImportEnd } from './sqlite-events.js';
 import type { AuditEvent } from '../../domain/audit.js';
 import { insertAudit } from './sqlite-audit.js';
 
@@ -127,14 +128,31 @@ export function heartbeatImport(db: Database, id: number, p: { rowsRead: number;
     .run(Date.now(), p.rowsRead, p.bytesRead, id);
 }
 
+/** The import's status, read inside the transaction that changes it: an import ends (and has its event) once. */
+function statusOf(db: Database, id: number): string | undefined {
+  return db.prepare('SELECT status FROM imports WHERE id = ?').pluck().get(id) as string | undefined;
+}
+
 export function failImport(db: Database, id: number, error: string, report: unknown) {
-  db.prepare(`UPDATE imports SET status = 'failed', finished_at = ?, error = ?, report = ? WHERE id = ?`)
-    .run(Date.now(), error, JSON.stringify(report), id);
+  db.transaction(() => {
+    const before = statusOf(db, id);
+    const now = Date.now();
+    db.prepare(`UPDATE imports SET status = 'failed', finished_at = ?, error = ?, report = ? WHERE id = ?`)
+      .run(now, error, JSON.stringify(report), id);
+    if (before !== undefined && before !== 'failed') recordImportEnd(db, { importId: id, type: 'import.failed', snapshot: null, report, at: now });
+  })();
 }
 
 export function holdImport(db: Database, id: number, snapshotId: number, report: unknown) {
-  db.prepare(`UPDATE imports SET status = 'awaiting_confirmation', snapshot_id = ?, report = ?, finished_at = ? WHERE id = ?`)
-    .run(snapshotId, JSON.stringify(report), Date.now(), id);
+  db.transaction(() => {
+    const before = statusOf(db, id);
+    const now = Date.now();
+    db.prepare(`UPDATE imports SET status = 'awaiting_confirmation', snapshot_id = ?, report = ?, finished_at = ? WHERE id = ?`)
+      .run(snapshotId, JSON.stringify(report), now, id);
+    if (before !== undefined && before !== 'awaiting_confirmation') {
+      recordImportEnd(db, { importId: id, type: 'import.held', snapshot: null, report, at: now });
+    }
+  })();
 }
 
 export function rejectImport(db: Database, id: number, report: unknown, discard: (snapshotId: number) => void, audit?: AuditEvent) {

@@ -234,4 +234,67 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   INSERT INTO sqlite_sequence (name, seq)
     SELECT 'snapshots', max(coalesce((SELECT max(id) FROM snapshots), 0), coalesce((SELECT max(snapshot_id) FROM imports), 0));
   `,
+  // Events and webhooks (issue 19, contract §7). An event is inserted in the transaction that
+  // ends its import, with one delivery per endpoint that wants it (an outbox). A delivery keeps
+  // a copy of the event's body: a test event has no row in the feed, and retention of the feed
+  // does not cut a retry short.
+  `
+  CREATE TABLE events (
+    id INTEGER PRIMARY KEY,
+    public_id TEXT NOT NULL UNIQUE,
+    company_id INTEGER NOT NULL REFERENCES companies(id),
+    type TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    body TEXT NOT NULL
+  );
+  CREATE INDEX events_by_company ON events(company_id, created_at, id);
+  CREATE INDEX events_by_age ON events(created_at);
+  CREATE TABLE webhook_endpoints (
+    id INTEGER PRIMARY KEY,
+    company_id INTEGER NOT NULL REFERENCES companies(id),
+    url TEXT NOT NULL,
+    event_types TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    disabled_at INTEGER,
+    disabled_reason TEXT,
+    last_success_at INTEGER
+  );
+  CREATE INDEX webhook_endpoints_by_company ON webhook_endpoints(company_id, id);
+  CREATE TABLE webhook_deliveries (
+    id INTEGER PRIMARY KEY,
+    endpoint_id INTEGER NOT NULL,
+    company_id INTEGER NOT NULL,
+    event_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    body TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    window_started_at INTEGER NOT NULL,
+    next_attempt_at INTEGER,
+    claimed_by TEXT,
+    claimed_until INTEGER,
+    finished_at INTEGER,
+    last_status_code INTEGER,
+    last_error TEXT
+  );
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE status = 'pending';
+  CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries(endpoint_id, id);
+  CREATE TABLE webhook_attempts (
+    id INTEGER PRIMARY KEY,
+    delivery_id INTEGER NOT NULL,
+    endpoint_id INTEGER NOT NULL,
+    event_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    status_code INTEGER,
+    ok INTEGER NOT NULL,
+    error TEXT,
+    response_body TEXT
+  );
+  CREATE INDEX webhook_attempts_by_endpoint ON webhook_attempts(endpoint_id, id);
+  CREATE INDEX webhook_attempts_by_age ON webhook_attempts(at);
+  `,
 ];

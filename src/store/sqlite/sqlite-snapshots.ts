@@ -7,6 +7,7 @@ import type { Database } from 'better-sqlite3';
 import type { Kind } from '../../domain/kinds.js';
 import { decodeUint32s } from '../chunk-builder.js';
 import { cachedStatement } from './sqlite-statements.js';
+import { recordImportEnd } from './sqlite-events.js';
 import { SNAPSHOT_META_COLUMNS, toHashAlgorithm, toSnapshotMeta, type SnapshotRow } from '../row-mappers.js';
 import { CURRENT_HASH, type HashAlgorithm } from '../../domain/item-renderer.js';
 import {
@@ -34,8 +35,8 @@ export function publishSnapshot(
   audit?: AuditEvent,
 ) {
   db.transaction(() => {
-    const snap = db.prepare('SELECT company_id, kind, state, import_at FROM snapshots WHERE id = ?').get(snapshotId) as
-      | { company_id: number; kind: Kind; state: string; import_at: number | null }
+    const snap = db.prepare('SELECT company_id, kind, state, import_at, public_id FROM snapshots WHERE id = ?').get(snapshotId) as
+      | { company_id: number; kind: Kind; state: string; import_at: number | null; public_id: string }
       | undefined;
     if (!snap || snap.state !== 'staged') throw new Error(`snapshot ${snapshotId} is not staged`);
     const now = Date.now();
@@ -57,6 +58,8 @@ export function publishSnapshot(
       db.prepare(
         `UPDATE imports SET status = 'succeeded', finished_at = ?, report = ?, snapshot_id = ?, error = NULL WHERE id = ?`,
       ).run(now, JSON.stringify(finish.report), snapshotId, finish.importId);
+      // The outbox: the event commits with the publication, or neither happens.
+      recordImportEnd(db, { importId: finish.importId, type: 'import.published', snapshot: snap.public_id, report: finish.report, at: now });
     }
     if (audit) insertAudit(db, audit);
   })();

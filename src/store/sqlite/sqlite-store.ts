@@ -33,6 +33,9 @@ import * as snapshots from './sqlite-snapshots.js';
 import { writeSnapshot } from './sqlite-snapshot-writer.js';
 import { cachedStatement } from './sqlite-statements.js';
 import { LiveCache } from '../live-cache.js';
+import * as events from './sqlite-events.js';
+import * as webhooks from './sqlite-webhooks.js';
+import type { AttemptResult, EventType } from '../events.js';
 
 export class SqliteStore implements Store {
   readonly backend = 'sqlite' as const;
@@ -478,6 +481,68 @@ export class SqliteStore implements Store {
     const record = snapshots.findRecord(this.db, snapshotId, idErp);
     if (record) this.live.rememberRecord(snapshotId, idErp, record);
     return record;
+  }
+
+  // Events and webhooks
+
+  async listEvents(companyId: number, since: number | null, offset: number, limit: number) {
+    return events.listEvents(this.db, companyId, since, offset, limit);
+  }
+
+  async sweepEvents(before: number) {
+    return events.sweepEvents(this.db, before);
+  }
+
+  async createWebhookEndpoint(input: { companyId: number; url: string; eventTypes: EventType[]; secret: string }, audit?: AuditEvent) {
+    return webhooks.createEndpoint(this.db, input, audit);
+  }
+
+  async webhookEndpointById(id: number) {
+    return webhooks.endpointById(this.db, id);
+  }
+
+  async listWebhookEndpoints(companyId: number) {
+    return webhooks.listEndpoints(this.db, companyId);
+  }
+
+  async setWebhookEndpointEnabled(id: number, enabled: boolean, audit?: AuditEvent) {
+    return webhooks.setEndpointEnabled(this.db, id, enabled, audit);
+  }
+
+  async deleteWebhookEndpoint(id: number, audit?: AuditEvent) {
+    return webhooks.deleteEndpoint(this.db, id, audit);
+  }
+
+  async queueDelivery(endpointId: number, event: { publicId: string; type: string; body: string }, claim?: { worker: string; leaseMs: number }) {
+    return webhooks.queueDelivery(this.db, endpointId, event, claim);
+  }
+
+  async redeliver(deliveryId: number) {
+    return webhooks.redeliver(this.db, deliveryId);
+  }
+
+  async deliveryById(id: number) {
+    return webhooks.deliveryById(this.db, id);
+  }
+
+  async listDeliveries(endpointId: number, limit: number) {
+    return webhooks.listDeliveries(this.db, endpointId, limit);
+  }
+
+  async listAttempts(endpointId: number, limit: number) {
+    return webhooks.listAttempts(this.db, endpointId, limit);
+  }
+
+  async claimDeliveries(worker: string, limit: number, leaseMs: number, skipEndpoints: readonly number[], now = Date.now()) {
+    return webhooks.claimDeliveries(this.db, worker, limit, leaseMs, skipEndpoints, now);
+  }
+
+  async finishDelivery(deliveryId: number, worker: string, result: AttemptResult) {
+    return webhooks.finishDelivery(this.db, deliveryId, worker, result);
+  }
+
+  async releaseDeliveries(isGone: (worker: string) => boolean) {
+    return webhooks.releaseDeliveries(this.db, isGone);
   }
 
   async sweepUploads(endedBefore: number) {

@@ -20,7 +20,7 @@ export interface PageContext {
   assets: { css: string; js: string };
 }
 
-export type Section = 'overview' | 'keys' | 'tokens' | 'help' | 'audit' | null;
+export type Section = 'overview' | 'keys' | 'tokens' | 'webhooks' | 'help' | 'audit' | null;
 
 export interface PageOptions {
   title: string;
@@ -42,6 +42,7 @@ function nav(ctx: PageContext, section: Section): SafeHtml {
     ${link('/panel', t('navOverview'), 'overview', 'layout-dashboard')}
     ${link('/panel/keys', t('navKeys'), 'keys', 'key')}
     ${link('/panel/tokens', t('navTokens'), 'tokens', 'upload')}
+    ${link('/panel/webhooks', t('navWebhooks'), 'webhooks', 'webhook')}
     ${link('/panel/help', t('navHelp'), 'help', 'book-open')}
     ${link('/panel/audit', t('navAudit'), 'audit', 'scroll-text')}
   </ul></nav>`;
