@@ -10,6 +10,7 @@ import { threadId } from 'node:worker_threads';
 import type { ImportJob, Store } from '../store/store.js';
 import { DEFAULT_EVENT_RETENTION_MS } from '../store/events.js';
 import { DEFAULT_AUDIT_RETENTION_MS } from '../domain/audit.js';
+import { WakeableSleep } from '../domain/wakeable-sleep.js';
 import { writeChunkSegments, type SegmentStats } from '../snapshots/chunk-segments.js';
 import { applyImport, applyPreparedImport, type PreparedImport } from './apply-import.js';
 import type { ImportReport } from './import-report.js';
@@ -56,7 +57,7 @@ export function workerIsGone(worker: string, heartbeatAt: number, now = Date.now
 export class ImportWorker {
   readonly id = newWorkerId();
   private stopping = false;
-  private wakeUp: (() => void) | null = null;
+  private readonly pause = new WakeableSleep();
   private loop: Promise<void> | null = null;
   private lastRecover = 0;
   private lastSweep = 0;
@@ -92,7 +93,7 @@ export class ImportWorker {
 
   /** Claims work now instead of at the next poll. */
   wake() {
-    this.wakeUp?.();
+    this.pause.wake();
   }
 
   /** Stops claiming and waits for the import in progress to end. */
@@ -174,14 +175,7 @@ export class ImportWorker {
         // An outage or a bug: report it and wait for the next poll rather than spin.
         this.options.events?.error?.(err);
       }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.options.pollMs ?? 1000);
-        this.wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wakeUp = null;
+      await this.pause.sleep(this.options.pollMs ?? 1000);
     }
   }
 

@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import type { WebhookConfig } from '../config.js';
 import type { ClaimedDelivery } from '../store/events.js';
 import type { Store } from '../store/store.js';
+import { WakeableSleep } from '../domain/wakeable-sleep.js';
 import { nextAttemptAt } from './retry-schedule.js';
 import { WebhookSender, type SendResult } from './send-webhook.js';
 
@@ -66,8 +67,7 @@ export class DeliveryLoop {
   private readonly running = new Set<Promise<void>>();
   private stopping = false;
   private loop: Promise<void> | null = null;
-  private wakeUp: (() => void) | null = null;
-  private woken = false;
+  private readonly pause = new WakeableSleep();
   private lastRelease = 0;
 
   constructor(
@@ -84,8 +84,7 @@ export class DeliveryLoop {
 
   /** Looks for due deliveries now rather than at the next poll (an import just ended). */
   wake() {
-    this.woken = true;
-    this.wakeUp?.();
+    this.pause.wake();
   }
 
   /** Stops claiming and waits for the attempts in flight (each bounded by the timeout). */
@@ -105,22 +104,14 @@ export class DeliveryLoop {
 
   private async run() {
     while (!this.stopping) {
-      this.woken = false;
       try {
         await this.claimRound();
       } catch (err) {
         // An outage: report it and wait for the next poll rather than spin.
         this.options.events?.error?.(err);
       }
-      if (this.woken || this.stopping) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.options.pollMs ?? 1000);
-        this.wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wakeUp = null;
+      if (this.stopping) continue;
+      await this.pause.sleep(this.options.pollMs ?? 1000);
     }
   }
 

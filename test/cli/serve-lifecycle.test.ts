@@ -12,7 +12,7 @@ import { bearer, request } from '../helpers/http.js';
 import { mirador, serveProcess } from '../helpers/cli.js';
 import { wideCustomersCsv } from '../helpers/csv.js';
 import { tempDir } from '../helpers/stores.js';
-import { waitUntil } from '../helpers/timing.js';
+import { HANG_GUARD_MS, waitUntil } from '../helpers/timing.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 describe('mirador serve lifecycle', () => {
@@ -87,7 +87,7 @@ describe('mirador serve lifecycle', () => {
     // Watched through the database file directly: a `mirador imports` per look would be slower than the import.
     const watcher = new SqliteStore(join(dir.path, 'mirador.db'));
     try {
-      await waitUntil('the import to run', async () => (await watcher.importById(queued.id))?.status === 'running', 60_000, 5);
+      await waitUntil('the import to run', async () => (await watcher.importById(queued.id))?.status === 'running', HANG_GUARD_MS, 5);
     } finally {
       await watcher.close();
     }

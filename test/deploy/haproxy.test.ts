@@ -13,7 +13,7 @@ import { mirador, serveProcess, type ServeProcess } from '../helpers/cli.js';
 import { customersCsv } from '../helpers/csv.js';
 import { freePorts, haproxySkip, HaproxyProcess, selfSignedCertificate } from '../helpers/haproxy.js';
 import { freshPostgresDatabase, postgresFactory, tempDir } from '../helpers/stores.js';
-import { awayFromMinuteBoundary, sleep } from '../helpers/timing.js';
+import { awayFromMinuteBoundary, HANG_GUARD_MS, sleep } from '../helpers/timing.js';
 import { generateCredential } from '../../src/domain/api-keys.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { writeFileSync } from 'node:fs';
@@ -160,7 +160,7 @@ describe('HAProxy in front of three instances', { skip }, () => {
         await proxy.waitFor(name, (s) => s.status === 'UP', 'UP');
       }
 
-      for (const deadline = Date.now() + 300_000; !['succeeded', 'failed'].includes(status) && Date.now() < deadline; ) {
+      for (const deadline = Date.now() + HANG_GUARD_MS; !['succeeded', 'failed'].includes(status) && Date.now() < deadline; ) {
         await sleep(200);
         status = mirador(['imports', 'lb', '--json'], env).json().find((j: { id: number }) => j.id === importId).status;
       }

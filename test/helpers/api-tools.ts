@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, request as httpRequest } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { HANG_GUARD_MS } from './timing.js';
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const LINT_CONFIG = `${ROOT}test/api-lint/`;
@@ -79,7 +80,7 @@ export async function startPrism(documentFile: string, upstream: string): Promis
   );
   let out = '';
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`Prism did not start:\n${out}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`Prism did not start:\n${out}`)), HANG_GUARD_MS);
     const seen = (d: Buffer) => {
       out += d.toString('utf8');
       if (out.includes('Prism is listening')) {

@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { HANG_GUARD_MS } from './timing.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const ARGS = [
@@ -96,8 +97,8 @@ export function watchForErrors(page: Page, errors: string[]) {
 export async function newContext(browser: Browser, viewport = DESKTOP, options: { bypassCSP?: boolean } = {}): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport, locale: 'es-ES', bypassCSP: options.bypassCSP ?? false });
   // Playwright's 30 s defaults are bounds on a hang, not on speed: a busy machine gets room.
-  context.setDefaultTimeout(120_000);
-  context.setDefaultNavigationTimeout(120_000);
+  context.setDefaultTimeout(HANG_GUARD_MS);
+  context.setDefaultNavigationTimeout(HANG_GUARD_MS);
   return context;
 }
 

@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { MAIN, type CliResult } from './cli.js';
+import { HANG_GUARD_MS } from './timing.js';
 
 export function miradorAsync(args: string[], env: Record<string, string> = {}, cwd?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
@@ -16,7 +17,7 @@ export function miradorAsync(args: string[], env: Record<string, string> = {}, c
     const err: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => err.push(c));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), HANG_GUARD_MS);
     child.once('error', reject);
     child.once('close', (code) => {
       clearTimeout(timer);

@@ -2,6 +2,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
+import { HANG_GUARD_MS } from './timing.js';
 
 export const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 
@@ -17,7 +18,7 @@ export function mirador(args: string[], env: Record<string, string>, input?: str
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     input,
     encoding: 'utf8',
-    timeout: 120_000,
+    timeout: HANG_GUARD_MS,
   });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) };
 }
@@ -37,7 +38,7 @@ export function serveProcess(env: Record<string, string>, args: string[] = []): 
   });
   const logs: string[] = [];
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${logs.join('\n')}`)), 120_000);
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${logs.join('\n')}`)), HANG_GUARD_MS);
     const onLine = (line: string) => {
       logs.push(line);
       try {

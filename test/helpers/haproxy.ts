@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sleep } from './timing.js';
+import { HANG_GUARD_MS, sleep } from './timing.js';
 
 export const HAPROXY_CFG = fileURLToPath(new URL('../../../deploy/haproxy.cfg', import.meta.url));
 const HAPROXY = process.env.HAPROXY_BIN || '/usr/sbin/haproxy';
@@ -114,7 +114,7 @@ export class HaproxyProcess {
   }
 
   /** Polls the admin socket until `ok` holds for server `name` (a generous limit: shared CI machines are slow). */
-  async waitFor(name: string, ok: (s: ServerState) => boolean, what: string, limitMs = 180_000): Promise<void> {
+  async waitFor(name: string, ok: (s: ServerState) => boolean, what: string, limitMs = HANG_GUARD_MS): Promise<void> {
     for (const until = Date.now() + limitMs; Date.now() < until; ) {
       const s = (await this.servers()).find((x) => x.name === name);
       if (s && ok(s)) return;

@@ -8,6 +8,7 @@ import { generateCredential, type CredentialScope } from '../../src/domain/api-k
 import { ImportWorker } from '../../src/imports/import-worker.js';
 import type { ImportJob, Store } from '../../src/store/store.js';
 import { startServer, type TestServer } from './test-server.js';
+import { HANG_GUARD_MS } from './timing.js';
 
 export const PASSWORD = 'correct horse battery';
 
@@ -55,7 +56,7 @@ export async function credentialFor(store: Store, companyId: number, scope: Cred
 }
 
 /** Waits until an import has ended; returns it. */
-export async function waitForImport(store: Store, id: number, timeoutMs = 120_000): Promise<ImportJob> {
+export async function waitForImport(store: Store, id: number, timeoutMs = HANG_GUARD_MS): Promise<ImportJob> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const job = await store.importById(id);

@@ -4,6 +4,13 @@ export async function awayFromMinuteBoundary(marginMs = 20_000): Promise<void> {
   if (left < marginMs) await new Promise((r) => setTimeout(r, left + 200));
 }
 
+/**
+ * How long a poll for a condition may wait before the test calls it hung. Far above what any
+ * condition takes, even with the machine loaded by other suites: a slow run waits longer
+ * instead of failing (issue 18, point 10).
+ */
+export const HANG_GUARD_MS = 15 * 60_000;
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -11,7 +18,7 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * a message: it is far above how long the condition takes on a busy machine, so
  * a slow run waits longer instead of failing.
  */
-export async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000, everyMs = 20): Promise<void> {
+export async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs = HANG_GUARD_MS, everyMs = 20): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);

@@ -16,6 +16,7 @@ import { bearer, request, type RawResponse } from '../helpers/http.js';
 import { customer, customers, CUSTOMER_COLUMNS, range } from '../helpers/records.js';
 import { storeFactories } from '../helpers/stores.js';
 import { companyWithKey, startServer, type TestServer } from '../helpers/test-server.js';
+import { HANG_GUARD_MS } from '../helpers/timing.js';
 
 /** The store, with a count of the calls each of its methods gets. */
 function counting(store: Store): { store: Store; calls: Map<string, number>; reset(): void } {
@@ -222,7 +223,7 @@ for (const factory of await storeFactories()) {
         await other.close();
       }
       // SQLite: at once. PostgreSQL: once the notification is read, within moments.
-      const deadline = Date.now() + 60_000;
+      const deadline = Date.now() + HANG_GUARD_MS;
       let after = await request(warm.url(path), { headers: bearer(key) });
       while (after.headers.etag === before.headers.etag && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 20));

@@ -14,6 +14,7 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { StoreUnavailableError, type StagedRecord, type Store } from '../../src/store/store.js';
 import { freshPostgresDatabase, postgresFactory } from '../helpers/stores.js';
 import { spec, staged } from '../suites/store-suite.js';
+import { HANG_GUARD_MS } from '../helpers/timing.js';
 
 const factory = await postgresFactory();
 
@@ -128,7 +129,7 @@ describe('PostgreSQL adapter', { skip: factory.skip }, () => {
           .rows[0].n,
       );
     const waitFor = async (what: string, check: () => Promise<boolean>) => {
-      const deadline = Date.now() + 60_000;
+      const deadline = Date.now() + HANG_GUARD_MS;
       while (!(await check())) {
         if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
         await new Promise((r) => setTimeout(r, 20));

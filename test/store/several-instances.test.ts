@@ -13,7 +13,7 @@ import { freshPostgresDatabase, postgresFactory, tempDir } from '../helpers/stor
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { generateCredential } from '../../src/domain/api-keys.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { awayFromMinuteBoundary, sleep, waitUntil } from '../helpers/timing.js';
+import { awayFromMinuteBoundary, HANG_GUARD_MS, sleep, waitUntil } from '../helpers/timing.js';
 
 const pg = await postgresFactory();
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -89,7 +89,7 @@ describe('several instances on one PostgreSQL', { skip: pg.skip }, () => {
     assert.equal(res.status, 202, res.text());
     const id = res.json().import_id;
     let status = 'queued';
-    for (const deadline = Date.now() + 60_000; !['succeeded', 'failed'].includes(status) && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + HANG_GUARD_MS; !['succeeded', 'failed'].includes(status) && Date.now() < deadline; ) {
       await sleep(100);
       status = mirador(['imports', 'multi', '--json'], env).json().find((j: { id: number }) => j.id === id).status;
     }
@@ -198,7 +198,7 @@ describe('losing the database', { skip: pg.skip }, () => {
       assert.equal((await request(`${server.baseUrl}/healthz`)).status, 200, 'the process itself is fine');
 
       await proxy.restore();
-      await waitUntil('answers again without a restart', async () => (await get('/v1/clientes')).status === 200, 60_000, 200);
+      await waitUntil('answers again without a restart', async () => (await get('/v1/clientes')).status === 200, HANG_GUARD_MS, 200);
       assert.equal((await request(`${server.baseUrl}/readyz`)).status, 200);
       assert.equal(server.child.exitCode, null, 'never crashed');
     } finally {

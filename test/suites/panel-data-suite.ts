@@ -13,6 +13,7 @@ import { bearer, request } from '../helpers/http.js';
 import { credentialFor, signedIn, startPanelServer, waitForImport, type PanelClient, type PanelServer } from '../helpers/panel.js';
 import type { StoreFactory } from '../helpers/stores.js';
 import { writeGuard } from '../../src/imports/deletion-guard.js';
+import { HANG_GUARD_MS } from '../helpers/timing.js';
 
 const ARTICLES = csv([
   ['CODIGO', 'DESCRIPCION', 'UNIDAD', 'PRECIO_VENTA'],
@@ -25,7 +26,7 @@ const HOSTILE = readFileSync(new URL('../../../test/fixtures/csv/hostile.csv', i
 /** Polls the status URL the upload answered, as the client script does, until the import ends. */
 async function followImport(client: PanelClient, statusUrl: string) {
   // A bound on a hang, not on speed: a busy machine imports slowly.
-  for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + HANG_GUARD_MS; Date.now() < deadline; ) {
     const res = await client.get(statusUrl, { accept: 'application/json' });
     assert.equal(res.status, 200, res.text);
     const job = res.json().import;

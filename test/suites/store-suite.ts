@@ -13,6 +13,7 @@ import { writeRecords } from '../../src/snapshots/write-records.js';
 import { openStore } from '../../src/store/open-store.js';
 import { ConflictError, DuplicateIdError, SEGMENT_CLAIM_EXPIRES_MS, type ChunkSegment, type SnapshotSpec, type StagedRecord, type Store } from '../../src/store/store.js';
 import type { StoreFactory } from '../helpers/stores.js';
+import { HANG_GUARD_MS } from '../helpers/timing.js';
 
 const T1 = Date.parse('2026-01-10T08:00:00.000Z');
 const T2 = Date.parse('2026-02-20T09:30:00.500Z');
@@ -68,7 +69,7 @@ export function storeSuite(factory: StoreFactory) {
      */
     const liveOnceSeen = async (companyId: number, idErp: string, snapshotId: number) => {
       await new Promise((r) => setImmediate(r));
-      const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : 60_000);
+      const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : HANG_GUARD_MS);
       let live = await store.findLiveRecord(companyId, 'clientes', idErp);
       while (live?.snapshotId !== snapshotId && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 10));
@@ -433,7 +434,7 @@ export function storeSuite(factory: StoreFactory) {
       await agrees('A');
       // Once findLiveRecord has found a record, its position is known to both stores without a query
       // (PostgreSQL: once the notification of its own publication has been read and the pointer re-read).
-      const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : 60_000);
+      const deadline = Date.now() + (store.backend === 'sqlite' ? 0 : HANG_GUARD_MS);
       let again = await agrees('A');
       while (again.cached === undefined && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 10));
