@@ -159,10 +159,7 @@ export class IndexBuilder {
         return;
       }
       const text = this.text(buf, from, to);
-      for (const w of word ? foldedWords(text) : [foldText(text)]) {
-        const b = Buffer.from(w, 'utf8');
-        terms.add(b, 0, b.length, pos);
-      }
+      for (const w of word ? foldedWords(text) : [foldText(text)]) terms.addText(w, pos);
       return;
     }
     if (buf[from] === 0x6e) return; // null

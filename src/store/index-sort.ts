@@ -53,6 +53,14 @@ export class ValueList {
     this.push(start, h >>> 0, pos);
   }
 
+  /** Appends `text` as UTF-8 at `pos`, written straight into the arena (no Buffer per value). */
+  addText(text: string, pos: number): void {
+    this.ensure(text.length * 3);
+    const start = this.len;
+    this.len += this.bytes.write(text, start, 'utf8');
+    this.commit(start, pos);
+  }
+
   /** Makes room for `n` bytes written by the caller at `len`; see `commit`. */
   ensure(n: number): void {
     if (this.len + n <= this.bytes.length) return;
