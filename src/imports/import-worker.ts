@@ -17,9 +17,18 @@ import type { ImportReport } from './import-report.js';
 
 /** An import interrupted this many times is failed rather than retried again. */
 const MAX_ATTEMPTS = 3;
-/** A running import with no heartbeat for this long is taken to be orphaned. */
+/** A running import with no heartbeat for this long is taken to be orphaned… */
 const STALE_AFTER_MS = 30_000;
+/**
+ * …unless its worker's process is seen alive on this host: a starved machine can hold a
+ * heartbeat back for longer than STALE_AFTER_MS (seen at load 29: a second instance took over
+ * an import still being applied). Only a much longer silence, which a reused pid could explain,
+ * lets it go.
+ */
+const STALE_WHILE_ALIVE_MS = 15 * 60_000;
 const HEARTBEAT_EVERY_MS = 500;
+/** Between progress reports (a long write or comparison in the database), the heartbeat goes on by itself. */
+const IDLE_HEARTBEAT_MS = 5_000;
 const RECOVER_EVERY_MS = 10_000;
 const SWEEP_EVERY_MS = 60_000;
 
@@ -39,19 +48,23 @@ export function newWorkerId(): string {
 
 /**
  * Whether the worker that claimed an import is gone: its process is dead (when
- * it ran on this host) or its heartbeat is stale.
+ * it ran on this host), or its heartbeat is stale (STALE_AFTER_MS; when its
+ * process is seen alive on this host, STALE_WHILE_ALIVE_MS).
  */
 export function workerIsGone(worker: string, heartbeatAt: number, now = Date.now()): boolean {
   const [host, pidText] = worker.split(':');
   const pid = Number(pidText);
+  let alive = false;
   if (host === HOST && Number.isInteger(pid) && pid > 0 && pid !== process.pid) {
     try {
       process.kill(pid, 0);
+      alive = true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ESRCH') return true;
+      alive = (err as NodeJS.ErrnoException).code === 'EPERM';
     }
   }
-  return now - heartbeatAt > STALE_AFTER_MS;
+  return now - heartbeatAt > (alive ? STALE_WHILE_ALIVE_MS : STALE_AFTER_MS);
 }
 
 export class ImportWorker {
@@ -123,20 +136,32 @@ export class ImportWorker {
     if (!job) return null;
     this.options.events?.started?.(job);
     let lastBeat = 0;
+    const progress = { rowsRead: 0, bytesRead: 0 };
     const options = {
       tombstoneRetentionMs: this.options.tombstoneRetentionMs,
       threadFromBytes: this.options.threadFromBytes,
       onProgress: async (rowsRead: number, bytesRead: number) => {
+        progress.rowsRead = rowsRead;
+        progress.bytesRead = bytesRead;
         const now = Date.now();
         if (now - lastBeat < HEARTBEAT_EVERY_MS) return;
         lastBeat = now;
-        await this.store.heartbeatImport(job.id, { rowsRead, bytesRead });
+        await this.store.heartbeatImport(job.id, progress);
       },
     };
-    const concluded = prepared?.importId === job.id ? await applyPreparedImport(this.store, job, prepared, options) : null;
-    const report = concluded ?? (await applyImport(this.store, job, options));
-    this.options.events?.finished?.(job, report);
-    return { job, report, prepared: concluded !== null };
+    const idleBeat = setInterval(() => {
+      if (Date.now() - lastBeat < IDLE_HEARTBEAT_MS) return;
+      lastBeat = Date.now();
+      this.store.heartbeatImport(job.id, progress).catch((err: unknown) => this.options.events?.error?.(err));
+    }, IDLE_HEARTBEAT_MS);
+    try {
+      const concluded = prepared?.importId === job.id ? await applyPreparedImport(this.store, job, prepared, options) : null;
+      const report = concluded ?? (await applyImport(this.store, job, options));
+      this.options.events?.finished?.(job, report);
+      return { job, report, prepared: concluded !== null };
+    } finally {
+      clearInterval(idleBeat);
+    }
   }
 
   /**

@@ -22,6 +22,7 @@ import { checkResponse } from '../helpers/openapi-check.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { sqliteFactory } from '../helpers/stores.js';
 import { startServer, type TestServer } from '../helpers/test-server.js';
+import { HANG_GUARD_MS } from '../helpers/timing.js';
 
 const PUBLIC = 'https://api.mirador.example';
 const RATE = 150;
@@ -112,7 +113,7 @@ describe('third-party OpenAPI tools find nothing (issue 21)', () => {
     });
   }
 
-  test('Prism as a validating proxy: every operation, every status, no violation', { timeout: 180_000 }, async () => {
+  test('Prism as a validating proxy: every operation, every status, no violation', { timeout: HANG_GUARD_MS }, async () => {
     const hop = await bodilessContentTypeHop(server.baseUrl);
     const prism = await startPrism(docFile, hop.url);
     try {
