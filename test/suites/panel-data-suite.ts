@@ -12,7 +12,6 @@ import { csv } from '../helpers/csv.js';
 import { bearer, request } from '../helpers/http.js';
 import { credentialFor, signedIn, startPanelServer, waitForImport, type PanelClient, type PanelServer } from '../helpers/panel.js';
 import type { StoreFactory } from '../helpers/stores.js';
-import { writeGuard } from '../../src/imports/deletion-guard.js';
 
 const ARTICLES = csv([
   ['CODIGO', 'DESCRIPCION', 'UNIDAD', 'PRECIO_VENTA'],
@@ -291,38 +290,6 @@ export function panelDataSuite(factory: StoreFactory) {
       const items = (await request(`${server.baseUrl}/v1/clientes`, { headers: bearer(key.token) })).json().items;
       assert.deepEqual(items.map((i: { nombre: string }) => i.nombre), ['Razón Uno S.L.', 'Razón Dos S.L.']);
       assert.match((await client.get(again.location!)).text, new RegExp(`puesto de nuevo en cola como importación ${id}`));
-    });
-
-    test('imports held by the mass-deletion guard: the page says what would go; confirm applies, reject keeps the old data', async () => {
-      const { client, company } = await signedIn(server, store, 'held');
-      await writeGuard(store, company.id, { enabled: true, minRecords: 1, maxFraction: 0.1 });
-      const rows = (n: number) => csv([['CODIGO', 'DESCRIPCION'], ...Array.from({ length: n }, (_, i) => [`A${i + 1}`, `Artículo ${i + 1}`])]);
-      const upload = async (n: number) => {
-        const res = await client.upload('articulos', rows(n));
-        assert.equal(res.status, 201, res.text);
-        return waitForImport(store, res.json().import_id);
-      };
-      assert.equal((await upload(10)).status, 'succeeded');
-      const held = await upload(4);
-      assert.equal(held.status, 'awaiting_confirmation');
-      const page = await client.get(`/panel/imports/${held.id}`);
-      assert.match(page.text, /Pendiente de confirmación/);
-      assert.match(page.text, /eliminaría 6 de 10 registros/);
-      assert.match(page.text, /Por ejemplo: A10, A5, A6, A7, A8\./);
-      const stranger = await signedIn(server, store, 'held-stranger');
-      assert.equal((await stranger.client.post(`/panel/imports/${held.id}/confirm`)).status, 404, 'another company cannot decide');
-      const confirmed = await client.post(`/panel/imports/${held.id}/confirm`);
-      assert.equal(confirmed.status, 303);
-      assert.equal((await store.importById(held.id))!.status, 'succeeded');
-      assert.match((await client.get(confirmed.location!)).text, /Importación confirmada/);
-
-      const again = await upload(1);
-      assert.equal(again.status, 'awaiting_confirmation');
-      assert.equal((await client.post(`/panel/imports/${again.id}/reject`)).status, 303);
-      assert.equal((await store.importById(again.id))!.status, 'rejected');
-      assert.equal((await client.post(`/panel/imports/${again.id}/reject`)).status, 404, 'decided once');
-      const live = await store.liveSnapshotId(company.id, 'articulos');
-      assert.equal((await store.snapshotMeta(live!))!.count, 4);
     });
 
     // Issue 18, point 1, through the panel's two doors: the form and an upload token.
