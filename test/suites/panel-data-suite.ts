@@ -139,6 +139,14 @@ export function panelDataSuite(factory: StoreFactory) {
       assert.doesNotMatch(page.text, new RegExp(`/panel/imports/${id}/reapply`));
       assert.doesNotMatch(page.text, /<dt>Nuevos<\/dt>|<dt>Eliminados<\/dt>/);
       assert.match(page.text, /No se aplicó nada/);
+      // Failing at the header: nothing read, so no zeros where counts would be.
+      const headless = await client.upload('clientes', csv([['NOMBRE', 'EMAIL'], ['Uno', 'uno@example.com']]), 'sin-codigo.csv');
+      const headlessJob = await waitForImport(store, headless.json().import_id);
+      assert.equal(headlessJob.status, 'failed');
+      const headlessPage = (await client.get(`/panel/imports/${headlessJob.id}`)).text;
+      assert.match(headlessPage, /Ninguna columna puede servir de id_erp/);
+      assert.match(headlessPage, /Subir un archivo corregido/);
+      assert.doesNotMatch(headlessPage, /<dd>0<\/dd>/, 'no all-zero counts under the error');
       const none = await client.upload('clientes', Buffer.alloc(0), '', { json: true });
       assert.equal(none.status, 400);
       assert.equal(none.json().error, 'bad_request');

@@ -32,6 +32,8 @@ function reportSection(ctx: PageContext, job: ImportJob, report: ImportReport): 
   // A held one's are in the decision above, as what would happen.
   const applied = job.status !== 'failed' && job.status !== 'rejected';
   const changed = applied && job.status !== 'awaiting_confirmation';
+  // Under a failure, what the importer never got to (rows, columns, encoding) is left out rather than shown as zeros.
+  const known = (v: number | string | null) => job.status !== 'failed' || (v !== null && v !== 0);
   const warnings = report.warnings.items;
   const expectedFor = (w: ImportWarning) => (w.field === 'precio' ? t('expectNumber') : t('expectDate'));
   return html`<section class="card report" aria-labelledby="report-title" id="report">
@@ -39,18 +41,18 @@ function reportSection(ctx: PageContext, job: ImportJob, report: ImportReport): 
 ${failure}
 ${applied ? '' : html`<p class="notice notice-warning">${job.status === 'rejected' ? t('rejectedNothingApplied') : t('failedNothingApplied')}</p>`}
 <dl class="counts">
-  ${fact(t('rowsRead'), n(report.rows_read))}
+  ${known(report.rows_read) ? fact(t('rowsRead'), n(report.rows_read)) : ''}
   ${changed
     ? html`${fact(t('inserted'), n(report.inserted))}
   ${fact(t('updated'), n(report.updated))}
   ${fact(t('unchanged'), n(report.unchanged))}
   ${fact(t('deleted'), n(report.deleted))}`
     : ''}
-  ${fact(t('warnings'), n(report.warnings.count))}
+  ${known(report.warnings.count) ? fact(t('warnings'), n(report.warnings.count)) : ''}
   ${fact(t('duration'), formatDuration(lang, report.duration_ms))}
-  ${fact(t('encoding'), report.encoding ?? '—')}
-  ${fact(t('delimiter'), report.delimiter === null ? '—' : report.delimiter === '\t' ? 'TAB' : report.delimiter)}
-  ${fact(t('columnsCount'), n(report.columns))}
+  ${known(report.encoding) ? fact(t('encoding'), report.encoding ?? '—') : ''}
+  ${known(report.delimiter) ? fact(t('delimiter'), report.delimiter === null ? '—' : report.delimiter === '\t' ? 'TAB' : report.delimiter) : ''}
+  ${known(report.columns) ? fact(t('columnsCount'), n(report.columns)) : ''}
 </dl>
 ${warnings.length > 0
   ? html`<h3>${t('warnings')}</h3>
