@@ -107,7 +107,9 @@ try {
   mirador(['company', 'guard', SLUG, '--on', '--min-records', '10', '--max-fraction', '0.1']);
   const shortened = join(work, 'articulos-incompleto.csv');
   writeFileSync(shortened, firstRecords(readFileSync(join(samples, 'articulos.csv')), 200));
-  const held = JSON.parse(mirador(['import', SLUG, 'articulos', shortened, '--json'], undefined, [3]));
+  // Held: exit 3 (releases before the exit code said so exit 0; the report tells either way).
+  const held = JSON.parse(mirador(['import', SLUG, 'articulos', shortened, '--json'], undefined, [0, 3]));
+  if (held.status !== 'awaiting_confirmation') throw new Error(`the shortened file was not held: ${held.status}`);
   const heldId = held.import_id;
 
   server = spawn(process.execPath, [join(root, 'dist', 'src', 'main.js'), 'serve'], { cwd: work, env, stdio: 'ignore' });
