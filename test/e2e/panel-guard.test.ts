@@ -4,7 +4,9 @@
  * overflows sideways, the two sides sit side by side on a wide screen and
  * one above the other on a phone, the apply button is red and the reject
  * button neutral — then the decision taken with a click (reject on the
- * phone, apply on the wide screen), its result page audited too.
+ * phone, apply on the wide screen), its result page audited too. And an
+ * upload from the kind page that the guard holds: its steps say held, not
+ * finished, and its link leads to the decision.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -65,6 +67,36 @@ describe('the guard decision in Chromium', { skip: browserSkip(), timeout: 600_0
     assert.ok(overflow <= 0, `${name} is ${overflow}px wider than the viewport`);
     assert.deepEqual(errors, [], `errors on ${name}`);
   }
+
+  test('an upload held by the guard from the kind page: its steps say held, not finished, and lead to the decision', async () => {
+    const admin = await companyWithAdmin(store, 'guarda-subida');
+    await writeGuard(store, admin.company.id, { enabled: true, minRecords: 1, maxFraction: 0.1 });
+    const first = await store.createImport({ companyId: admin.company.id, kind: 'articulos', filename: 'tarifa.csv', source: 'panel' }, once(products(40)), 1 << 20);
+    server.resumeImports();
+    assert.equal((await waitForImport(store, first.id)).status, 'succeeded');
+    const context = await newContext(browser, DESKTOP);
+    const page = await context.newPage();
+    const errors: string[] = [];
+    watchForErrors(page, errors);
+    try {
+      await page.goto(`${server.baseUrl}/panel/sign-in`);
+      await signInThroughForm(page, admin);
+      await page.goto(`${server.baseUrl}/panel/kinds/articulos`);
+      await page.setInputFiles('#file', { name: 'tarifa-corta.csv', mimeType: 'text/csv', buffer: products(25) });
+      await page.click('#upload-form button[type=submit]');
+      await page.waitForSelector('[data-step="publish"][data-state="held"]');
+      assert.equal(await page.textContent('[data-step-count="publish"]'), 'Retenida: decide en su página');
+      await page.waitForSelector('#report-link:not([hidden])');
+      const status = await page.textContent('#import-status');
+      assert.equal(status, 'Retenida: decide en su página', 'held, not "Importación terminada."');
+      assert.equal((await page.textContent('#report-link'))?.trim(), 'Decidir sobre la importación retenida');
+      await audit(page, errors, 'upload-held');
+      await Promise.all([page.waitForURL(/\/panel\/imports\/\d+#held$/), page.click('#report-link')]);
+      assert.equal(await page.textContent('button.danger'), 'Aplicar y eliminar 15 registros');
+    } finally {
+      await context.close();
+    }
+  });
 
   for (const viewport of [MOBILE, DESKTOP]) {
     const wide = viewport.width >= 768;
