@@ -118,38 +118,40 @@ try {
   mkdirSync(out, { recursive: true });
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
   const written = [];
+  const contexts = [];
   for (const viewport of WIDTHS) {
     const context = await browser.newContext({ viewport, locale: 'es-ES' });
     const page = await context.newPage();
-    const shoot = async (name) => {
-      await page.waitForLoadState('networkidle');
-      const path = join(out, `${name}-${viewport.width}.png`);
-      await page.screenshot({ path });
-      written.push(path);
-    };
     await page.goto(`${baseUrl}/panel/sign-in`);
     await page.fill('#email', EMAIL);
     await page.fill('#password', PASSWORD);
     await Promise.all([page.waitForURL(/\/panel$/), page.press('#password', 'Enter')]);
-    await shoot('overview');
-
-    await page.goto(`${baseUrl}/panel/kinds/clientes`);
-    await shoot('upload');
-
-    await page.goto(`${baseUrl}/panel/keys`);
-    await page.fill('#label', 'Cuadro de mando');
-    await Promise.all([page.waitForNavigation(), page.click('form[action="/panel/keys"] button[type=submit]')]);
-    await shoot('key-created');
-
+    contexts.push({ viewport, context, page });
+  }
+  /** Each picture at every width before the next one: both widths show the same data. */
+  const shoot = async (name, show) => {
+    for (const { viewport, page } of contexts) {
+      await show(page);
+      await page.waitForLoadState('networkidle');
+      const path = join(out, `${name}-${viewport.width}.png`);
+      await page.screenshot({ path });
+      written.push(path);
+    }
+  };
+  await shoot('overview', (page) => page.goto(`${baseUrl}/panel`));
+  await shoot('upload', (page) => page.goto(`${baseUrl}/panel/kinds/clientes`));
+  await shoot('guard', async (page) => {
     await page.goto(`${baseUrl}/panel/imports/${heldId}`);
     // The decision, rather than the import's facts above it.
     await page.evaluate(() => globalThis.document.getElementById('held')?.scrollIntoView());
-    await shoot('guard');
-
-    await page.goto(`${baseUrl}/docs`);
-    await shoot('docs');
-    await context.close();
-  }
+  });
+  await shoot('docs', (page) => page.goto(`${baseUrl}/docs`));
+  await shoot('key-created', async (page) => {
+    await page.goto(`${baseUrl}/panel/keys`);
+    await page.fill('#label', 'Cuadro de mando');
+    await Promise.all([page.waitForNavigation(), page.click('form[action="/panel/keys"] button[type=submit]')]);
+  });
+  for (const { context } of contexts) await context.close();
   for (const path of written) process.stdout.write(`${path}\n`);
 } finally {
   await browser?.close();
