@@ -311,6 +311,10 @@ export function panelDataSuite(factory: StoreFactory) {
       const page = await client.get(`/panel/imports/${first.id}`);
       assert.match(page.text, /Pendiente de confirmación/);
       assert.match(page.text, /Parece una exportación de Artículos, no de Obras: el mapeo de Artículos encuentra 3 de sus campos y el de Obras solo 1\./);
+      // Nothing served yet, nothing to remove: the decision says so, and applying is not a destructive act.
+      assert.match(page.text, /Lo que se sirve ahora<\/h3>\s*<p class="big">Ningún registro<\/p>\s*<p class="muted">Aún no se ha publicado ningún dato de obras\.<\/p>/);
+      assert.match(page.text, /class="primary">Aplicar este archivo<\/button>/);
+      assert.doesNotMatch(page.text, /class="danger"/);
       assert.equal((await client.post(`/panel/imports/${first.id}/reject`)).status, 303);
 
       const token = await credentialFor(store, company.id, 'upload');
@@ -326,6 +330,7 @@ export function panelDataSuite(factory: StoreFactory) {
       assert.equal(status.json().import.report.column_drift.shared, 6);
       const held = await client.get(`/panel/imports/${drifted.id}`);
       assert.match(held.text, /comparte solo 6 de sus 60 columnas con la de los datos que se sirven \(50\)/);
+      assert.match(held.text, /class="danger">Aplicar y eliminar 80 registros<\/button>/);
       assert.match(held.text, /Columnas nuevas: &quot;DESCRIPCION_LARGA&quot;, &quot;FAMILIA&quot;, .* y 34 más\./);
       assert.match(held.text, /Columnas que desaparecen: &quot;NOMBRE&quot;, .* y 24 más\./);
       const confirmed = await client.post(`/panel/imports/${drifted.id}/confirm`);

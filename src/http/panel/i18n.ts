@@ -221,6 +221,8 @@ const MESSAGES = {
   heldReject: ['Rechazar', 'Reject'],
   heldLiveTitle: ['Lo que se sirve ahora', 'Served now'],
   heldLiveKeeps: ['Se sigue sirviendo tal cual si rechazas el archivo.', 'Keeps serving as it is if you reject the file.'],
+  heldNothingLive: ['Ningún registro', 'No records'],
+  heldNothingLiveHint: ['Aún no se ha publicado ningún dato de {kind}.', 'No {kind} data has been published yet.'],
   heldNewTitle: ['Si aplicas este archivo', 'If you apply this file'],
   heldRecords: ['{count} registros', '{count} records'],
   heldWouldInsert: ['Nuevos', 'New'],

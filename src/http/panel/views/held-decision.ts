@@ -76,8 +76,11 @@ ${reasons(ctx, job, report)}
 <div class="decision">
   <section class="card" aria-labelledby="live-title">
     <h3 id="live-title">${t('heldLiveTitle')}</h3>
-    <p class="big">${t('heldRecords', { count: n(live) })}</p>
-    <p class="muted">${t('heldLiveKeeps')}</p>
+    ${live > 0
+      ? html`<p class="big">${t('heldRecords', { count: n(live) })}</p>
+    <p class="muted">${t('heldLiveKeeps')}</p>`
+      : html`<p class="big">${t('heldNothingLive')}</p>
+    <p class="muted">${t('heldNothingLiveHint', { kind: kindLabel(t, job.kind).toLowerCase() })}</p>`}
   </section>
   <section class="card${removes ? ' danger-zone' : ''}" aria-labelledby="new-title">
     <h3 id="new-title">${t('heldNewTitle')}</h3>
