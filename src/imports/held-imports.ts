@@ -15,16 +15,16 @@ async function heldImport(store: Store, companyId: number, importId: number): Pr
   return job;
 }
 
-/** What the trail says of a decision: the import and what it does to the records. */
-function decisionDetails(job: ImportJob, report: ImportReport) {
-  return {
-    import_id: job.id,
-    kind: job.kind,
-    filename: job.filename,
-    inserted: report.inserted,
-    updated: report.updated,
-    deleted: report.deleted,
-  };
+/**
+ * What the trail says of a decision: the import and what it does to the
+ * records. A rejection did nothing to them: its counts are what the file
+ * would have done (`would_…`), so no entry reads as records deleted.
+ */
+function decisionDetails(job: ImportJob, report: ImportReport, decision: 'confirm' | 'reject') {
+  const base = { import_id: job.id, kind: job.kind, filename: job.filename };
+  return decision === 'confirm'
+    ? { ...base, inserted: report.inserted, updated: report.updated, deleted: report.deleted }
+    : { ...base, would_insert: report.inserted, would_update: report.updated, would_delete: report.deleted };
 }
 
 /** Publishes the held snapshot: the removals happen now. `who` decided (recorded in the audit trail). */
@@ -37,7 +37,7 @@ export async function confirmHeldImport(
 ): Promise<ImportReport> {
   const job = await heldImport(store, companyId, importId);
   const report = { ...(job.report as ImportReport), status: 'succeeded' as const };
-  const audit = who && auditEvent(who, companyId, 'import.confirm', decisionDetails(job, report));
+  const audit = who && auditEvent(who, companyId, 'import.confirm', decisionDetails(job, report, 'confirm'));
   await store.publishSnapshot(job.snapshotId!, { importId, report }, { tombstoneRetentionMs, ...(audit ? { audit } : {}) });
   return report;
 }
@@ -46,6 +46,6 @@ export async function confirmHeldImport(
 export async function rejectHeldImport(store: Store, companyId: number, importId: number, who?: AuditActor): Promise<ImportReport> {
   const job = await heldImport(store, companyId, importId);
   const report = { ...(job.report as ImportReport), status: 'rejected' as const };
-  await store.rejectImport(importId, report, who && auditEvent(who, companyId, 'import.reject', decisionDetails(job, report)));
+  await store.rejectImport(importId, report, who && auditEvent(who, companyId, 'import.reject', decisionDetails(job, report, 'reject')));
   return report;
 }

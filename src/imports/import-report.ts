@@ -17,7 +17,7 @@ export interface ImportReport {
   updated: number;
   unchanged: number;
   deleted: number;
-  /** Some of the removed records' id_erp (up to 5). */
+  /** The first removed records' id_erp, in byte order (up to 10: store's DELETED_EXAMPLES). */
   deleted_examples: string[];
   /** Set when the mass-deletion guard held the import. */
   guard: { would_remove: number; of: number; min_records: number; max_fraction: number } | null;

@@ -102,9 +102,12 @@ export interface SnapshotChanges {
   updated: number;
   unchanged: number;
   deleted: number;
-  /** A few `id_erp` of removed records, for reports. */
+  /** The first `id_erp` (byte order, up to DELETED_EXAMPLES) of removed records, for reports and the guard's page. */
   deletedExamples: string[];
 }
+
+/** How many removed records' `id_erp` a snapshot's changes name: enough for a person to recognise what would go. */
+export const DELETED_EXAMPLES = 10;
 
 /**
  * A segment pass claimed this long ago and not finished is taken to be dead

@@ -91,7 +91,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const uploads = imports.filter((e) => e.action === 'import.upload').reverse();
       assert.deepEqual(uploads[0]!.details, { kind: 'clientes', filename: 'v1.csv', source: 'cli', import_id: jobs.at(-1).id, size_bytes: customersCsv(20).length });
       const reject = imports.find((e) => e.action === 'import.reject')!;
-      assert.deepEqual(reject.details, { import_id: held.id, kind: 'clientes', filename: 'v2.csv', inserted: 0, updated: 0, deleted: 10 });
+      assert.deepEqual(reject.details, { import_id: held.id, kind: 'clientes', filename: 'v2.csv', would_insert: 0, would_update: 0, would_delete: 10 });
       const confirm = imports.find((e) => e.action === 'import.confirm')!;
       assert.equal(confirm.details.import_id, heldAgain.id);
       assert.ok(imports.every((e) => e.actor === ACTOR));

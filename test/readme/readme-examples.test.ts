@@ -193,8 +193,8 @@ describe('README examples', () => {
     const r = await run(process.execPath, ['subset.mjs'], { cwd: dir.path, env });
     assert.equal(r.code, 0, r.stderr);
     const lines = r.stdout.trim().split('\n');
-    const works = (await request(`${server.baseUrl}/v1/sandbox/obras?cliente_id_erp=C000011&estado=EN%20CURSO&estado=ACEPTADA`)).json();
-    assert.ok(lines.includes(`${works.total} works of C000011 under way or accepted`), r.stdout);
+    const projects = (await request(`${server.baseUrl}/v1/sandbox/obras?cliente_id_erp=C000011&estado=EN%20CURSO&estado=ACEPTADA`)).json();
+    assert.ok(lines.includes(`${projects.total} projects of C000011 under way or accepted`), r.stdout);
     assert.ok(lines[0]!.startsWith('C0'), r.stdout);
   });
 

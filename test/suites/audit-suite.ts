@@ -175,7 +175,7 @@ export function auditSuite(factory: StoreFactory) {
       assert.equal(tokenUpload!.actor, `token:${upload.prefix}`);
       assert.deepEqual(tokenUpload!.details, { kind: 'articulos', filename: 'nocturno.csv', source: `token:${upload.prefix}`, import_id: held.id, size_bytes: articles(4).length });
       assert.equal(reject!.actor, email);
-      assert.deepEqual(reject!.details, { import_id: held.id, kind: 'articulos', filename: 'nocturno.csv', inserted: 0, updated: 0, deleted: 6 });
+      assert.deepEqual(reject!.details, { import_id: held.id, kind: 'articulos', filename: 'nocturno.csv', would_insert: 0, would_update: 0, would_delete: 6 });
       assert.deepEqual(confirm!.details, { import_id: againJob.id, kind: 'articulos', filename: 'otra.csv', inserted: 0, updated: 0, deleted: 7 });
       assert.deepEqual(mapping!.details, { kind: 'articulos', changes: { nombre: { from: null, to: 'CODIGO' } } });
       assert.deepEqual(copy!.details, { kind: 'articulos', filename: 'otra.csv', source: 'panel', copy_of: againJob.id, size_bytes: againJob.sizeBytes, import_id: copyId });

@@ -12,7 +12,6 @@ import { csv } from '../helpers/csv.js';
 import { bearer, request } from '../helpers/http.js';
 import { credentialFor, signedIn, startPanelServer, waitForImport, type PanelClient, type PanelServer } from '../helpers/panel.js';
 import type { StoreFactory } from '../helpers/stores.js';
-import { writeGuard } from '../../src/imports/deletion-guard.js';
 import { HANG_GUARD_MS } from '../helpers/timing.js';
 
 const ARTICLES = csv([
@@ -141,6 +140,14 @@ export function panelDataSuite(factory: StoreFactory) {
       assert.doesNotMatch(page.text, new RegExp(`/panel/imports/${id}/reapply`));
       assert.doesNotMatch(page.text, /<dt>Nuevos<\/dt>|<dt>Eliminados<\/dt>/);
       assert.match(page.text, /No se aplicó nada/);
+      // Failing at the header: nothing read, so no zeros where counts would be.
+      const headless = await client.upload('clientes', csv([['NOMBRE', 'EMAIL'], ['Uno', 'uno@example.com']]), 'sin-codigo.csv');
+      const headlessJob = await waitForImport(store, headless.json().import_id);
+      assert.equal(headlessJob.status, 'failed');
+      const headlessPage = (await client.get(`/panel/imports/${headlessJob.id}`)).text;
+      assert.match(headlessPage, /Ninguna columna puede servir de id_erp/);
+      assert.match(headlessPage, /Subir un archivo corregido/);
+      assert.doesNotMatch(headlessPage, /<dd>0<\/dd>/, 'no all-zero counts under the error');
       const none = await client.upload('clientes', Buffer.alloc(0), '', { json: true });
       assert.equal(none.status, 400);
       assert.equal(none.json().error, 'bad_request');
@@ -294,38 +301,6 @@ export function panelDataSuite(factory: StoreFactory) {
       assert.match((await client.get(again.location!)).text, new RegExp(`puesto de nuevo en cola como importación ${id}`));
     });
 
-    test('imports held by the mass-deletion guard: the page says what would go; confirm applies, reject keeps the old data', async () => {
-      const { client, company } = await signedIn(server, store, 'held');
-      await writeGuard(store, company.id, { enabled: true, minRecords: 1, maxFraction: 0.1 });
-      const rows = (n: number) => csv([['CODIGO', 'DESCRIPCION'], ...Array.from({ length: n }, (_, i) => [`A${i + 1}`, `Artículo ${i + 1}`])]);
-      const upload = async (n: number) => {
-        const res = await client.upload('articulos', rows(n));
-        assert.equal(res.status, 201, res.text);
-        return waitForImport(store, res.json().import_id);
-      };
-      assert.equal((await upload(10)).status, 'succeeded');
-      const held = await upload(4);
-      assert.equal(held.status, 'awaiting_confirmation');
-      const page = await client.get(`/panel/imports/${held.id}`);
-      assert.match(page.text, /Pendiente de confirmación/);
-      assert.match(page.text, /eliminaría 6 de 10 registros/);
-      assert.match(page.text, /Por ejemplo: A10, A5, A6, A7, A8\./);
-      const stranger = await signedIn(server, store, 'held-stranger');
-      assert.equal((await stranger.client.post(`/panel/imports/${held.id}/confirm`)).status, 404, 'another company cannot decide');
-      const confirmed = await client.post(`/panel/imports/${held.id}/confirm`);
-      assert.equal(confirmed.status, 303);
-      assert.equal((await store.importById(held.id))!.status, 'succeeded');
-      assert.match((await client.get(confirmed.location!)).text, /Importación confirmada/);
-
-      const again = await upload(1);
-      assert.equal(again.status, 'awaiting_confirmation');
-      assert.equal((await client.post(`/panel/imports/${again.id}/reject`)).status, 303);
-      assert.equal((await store.importById(again.id))!.status, 'rejected');
-      assert.equal((await client.post(`/panel/imports/${again.id}/reject`)).status, 404, 'decided once');
-      const live = await store.liveSnapshotId(company.id, 'articulos');
-      assert.equal((await store.snapshotMeta(live!))!.count, 4);
-    });
-
     // Issue 18, point 1, through the panel's two doors: the form and an upload token.
     test('the column-drift guard holds uploads from the form and with a token: the page says which kind it looks like, or which columns changed', async () => {
       const { client, company } = await signedIn(server, store, 'drift');
@@ -337,6 +312,10 @@ export function panelDataSuite(factory: StoreFactory) {
       const page = await client.get(`/panel/imports/${first.id}`);
       assert.match(page.text, /Pendiente de confirmación/);
       assert.match(page.text, /Parece una exportación de Artículos, no de Obras: el mapeo de Artículos encuentra 3 de sus campos y el de Obras solo 1\./);
+      // Nothing served yet, nothing to remove: the decision says so, and applying is not a destructive act.
+      assert.match(page.text, /Lo que se sirve ahora<\/h3>\s*<p class="big">Ningún registro<\/p>\s*<p class="muted">Aún no se ha publicado ningún dato de obras\.<\/p>/);
+      assert.match(page.text, /class="primary">Aplicar este archivo<\/button>/);
+      assert.doesNotMatch(page.text, /class="danger"/);
       assert.equal((await client.post(`/panel/imports/${first.id}/reject`)).status, 303);
 
       const token = await credentialFor(store, company.id, 'upload');
@@ -352,6 +331,7 @@ export function panelDataSuite(factory: StoreFactory) {
       assert.equal(status.json().import.report.column_drift.shared, 6);
       const held = await client.get(`/panel/imports/${drifted.id}`);
       assert.match(held.text, /comparte solo 6 de sus 60 columnas con la de los datos que se sirven \(50\)/);
+      assert.match(held.text, /class="danger">Aplicar y eliminar 80 registros<\/button>/);
       assert.match(held.text, /Columnas nuevas: &quot;DESCRIPCION_LARGA&quot;, &quot;FAMILIA&quot;, .* y 34 más\./);
       assert.match(held.text, /Columnas que desaparecen: &quot;NOMBRE&quot;, .* y 24 más\./);
       const confirmed = await client.post(`/panel/imports/${drifted.id}/confirm`);

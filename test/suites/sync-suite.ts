@@ -162,7 +162,7 @@ export function syncSuite(factory: StoreFactory) {
       const held = await upload(customersCsv(450));
       assert.equal(held.report.status, 'awaiting_confirmation');
       assert.equal(held.report.deleted, 150);
-      assert.equal(held.report.deleted_examples.length, 5);
+      assert.equal(held.report.deleted_examples.length, 10);
       assert.deepEqual(held.report.guard, { would_remove: 150, of: 600, min_records: 100, max_fraction: 0.2 });
       assert.equal((await store.importById(held.job.id))!.status, 'awaiting_confirmation');
       assert.equal((await get(key, '/v1/clientes?limit=1')).json().total, 600, 'the previous snapshot keeps serving');

@@ -60,7 +60,7 @@ export interface Cliente extends ItemBase {
 }
 
 /**
- * An article (a product or service).
+ * A product or service (`articulos`).
  *
  * @example
  * ```ts
@@ -77,7 +77,7 @@ export interface Articulo extends ItemBase {
 }
 
 /**
- * A work (a job or site), for a customer.
+ * A project (a job or site, `obras`), for a customer.
  *
  * @example
  * ```ts
@@ -109,7 +109,7 @@ export interface AvisoCorrectivo extends ItemBase {
   /** `YYYY-MM-DD`, or null. */
   fecha: string | null;
   cliente_id_erp: string | null;
-  /** The `id_erp` of the work (`obras`), or null. */
+  /** The `id_erp` of the project (`obras`), or null. */
   obra_id_erp: string | null;
   descripcion: string | null;
   estado: string | null;

@@ -55,11 +55,11 @@ export interface MiradorOptions {
  * ```
  */
 export class Mirador {
-  /** Customers. */
+  /** Customers (`/v1/clientes`). */
   readonly clientes: ClientesResource<Cliente, Obra, AvisoCorrectivo>;
-  /** Articles. */
+  /** Products (`/v1/articulos`). */
   readonly articulos: KindResource<Articulo>;
-  /** Works. */
+  /** Projects (`/v1/obras`). */
   readonly obras: ObrasResource<Obra, AvisoCorrectivo>;
   /** Corrective-maintenance notices (`/v1/avisos-correctivo`). */
   readonly avisosCorrectivo: KindResource<AvisoCorrectivo>;

@@ -229,7 +229,7 @@ export class KindResource<T extends { id_erp: string }> {
  *
  * @example
  * ```ts
- * const works = await client.clientes.obras('C000001', { estado: 'abierto' });
+ * const projects = await client.clientes.obras('C000001', { estado: 'abierto' });
  * ```
  */
 export type RelatedList<T> = (parentId: string, params?: ListParams & SubsetParams<T>, options?: CallOptions) => Promise<ListPage<T>>;
@@ -245,7 +245,7 @@ export function relatedList<T extends { id_erp: string }>(transport: Transport, 
 }
 
 /**
- * Customers, with their works and notices.
+ * Customers, with their projects and notices.
  *
  * @example
  * ```ts
@@ -253,7 +253,7 @@ export function relatedList<T extends { id_erp: string }>(transport: Transport, 
  * ```
  */
 export class ClientesResource<T extends { id_erp: string }, O extends { id_erp: string }, A extends { id_erp: string }> extends KindResource<T> {
-  /** The customer's works. */
+  /** The customer's projects. */
   readonly obras: RelatedList<O>;
   /** The customer's corrective-maintenance notices. */
   readonly avisosCorrectivo: RelatedList<A>;
@@ -266,7 +266,7 @@ export class ClientesResource<T extends { id_erp: string }, O extends { id_erp: 
 }
 
 /**
- * Works, with their notices.
+ * Projects, with their notices.
  *
  * @example
  * ```ts
@@ -274,7 +274,7 @@ export class ClientesResource<T extends { id_erp: string }, O extends { id_erp: 
  * ```
  */
 export class ObrasResource<T extends { id_erp: string }, A extends { id_erp: string }> extends KindResource<T> {
-  /** The work's corrective-maintenance notices. */
+  /** The project's corrective-maintenance notices. */
   readonly avisosCorrectivo: RelatedList<A>;
 
   constructor(transport: Transport, path: string) {

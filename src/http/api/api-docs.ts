@@ -89,8 +89,8 @@ export function readOperation(op: ReadOperation): Record<string, unknown> {
 
 const LABEL: Record<Kind, string> = {
   clientes: 'customers',
-  articulos: 'articles',
-  obras: 'works',
+  articulos: 'products',
+  obras: 'projects',
   'avisos-correctivo': 'corrective-maintenance notices',
 };
 

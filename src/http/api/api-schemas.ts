@@ -109,7 +109,7 @@ export const ref = (name: string) => ({ $ref: `${name}#` });
 const FIELD_NOTES: Record<string, string> = {
   id_erp: "The record's id in the ERP. Never null, unique within the kind.",
   cliente_id_erp: 'The `id_erp` of the customer (`clientes`) this record belongs to, or null.',
-  obra_id_erp: 'The `id_erp` of the work (`obras`) this notice belongs to, or null.',
+  obra_id_erp: 'The `id_erp` of the project (`obras`) this notice belongs to, or null.',
 };
 
 function fieldSchema(field: FieldSpec) {

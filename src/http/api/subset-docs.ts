@@ -86,7 +86,7 @@ export function subsetParameters(kind: Kind, list = true): object[] {
   return Object.entries(props).map(([name, schema]) => {
     const { description, ...rest } = schema as { description: string } & Record<string, unknown>;
     // Shared components (issue 21): a kind's filter is the same on its list, its sandbox twin and the
-    // related-record lists; names carry the kind, since `estado` of works and of notices differ.
+    // related-record lists; names carry the kind, since `estado` of projects and of notices differ.
     return component('parameters', `${kind}_${name}${list ? '' : '_detail'}`, {
       name,
       in: 'query',

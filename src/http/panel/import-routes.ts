@@ -5,10 +5,12 @@ import type { ImportJob, Store } from '../../store/store.js';
 import { sliceItems } from '../api/snapshot-reader.js';
 import { isGzipName, plainUpload } from '../../imports/compressed-upload.js';
 import { confirmHeldImport, HeldImportError, rejectHeldImport } from '../../imports/held-imports.js';
+import type { ImportReport } from '../../imports/import-report.js';
 import { ApiError } from '../errors.js';
 import { auditEvent, uploadAudit } from '../../domain/audit.js';
 import { HELP_SEEN_COOKIE } from './credential-routes.js';
 import { admin, csrfBinding, CsrfError, pageContext, sendPage, type PanelDeps } from './panel-context.js';
+import { removedSample } from './held-sample.js';
 import { importPage } from './views/import-page.js';
 import { kindPage, type Preview } from './views/kind-page.js';
 import { overviewPage } from './views/overview-page.js';
@@ -145,7 +147,11 @@ export function registerImportRoutes(app: FastifyInstance, deps: PanelDeps) {
         : query.decided === 'rejected'
           ? ctx.t('heldRejected')
           : null;
-    return sendPage(reply, importPage(ctx, job, notice));
+    const report = job.report as ImportReport | null;
+    const removed = job.status === 'awaiting_confirmation' && report
+      ? await removedSample(store, company.id, job.kind, report.deleted_examples ?? [])
+      : [];
+    return sendPage(reply, importPage(ctx, job, notice, removed));
   });
 
   // Queues the same file again (after a mapping change): a new import, the old one untouched.

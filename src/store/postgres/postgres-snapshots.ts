@@ -25,6 +25,7 @@ import {
   allInserted,
   checkHashAlgorithm,
   DEFAULT_TOMBSTONE_RETENTION_MS,
+  DELETED_EXAMPLES,
   DuplicateIdError,
   type SnapshotRef,
   type Tombstone,
@@ -299,8 +300,8 @@ async function detectChanges(c: Conn, total: number, prev: number | null): Promi
       : (
           await c.rows<{ id_erp: string }>(
             `SELECT r.id_erp FROM records r WHERE r.snapshot_id = $1
-             AND NOT EXISTS (SELECT 1 FROM stage s WHERE s.id_erp = r.id_erp) ORDER BY r.id_erp LIMIT 5`,
-            [prev],
+             AND NOT EXISTS (SELECT 1 FROM stage s WHERE s.id_erp = r.id_erp) ORDER BY r.id_erp LIMIT $2`,
+            [prev, DELETED_EXAMPLES],
           )
         ).map((r) => r.id_erp);
   return { total, inserted: total - matched, updated: matched - unchanged, unchanged, deleted, deletedExamples };

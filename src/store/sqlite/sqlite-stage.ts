@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Database, Statement } from 'better-sqlite3';
-import { allInserted, DuplicateIdError, type SnapshotChanges } from '../store.js';
+import { allInserted, DELETED_EXAMPLES, DuplicateIdError, type SnapshotChanges } from '../store.js';
 
 const MAX_DUPLICATES_REPORTED = 10;
 /** Bodies are appended to the file through a buffer this large. */
@@ -100,10 +100,10 @@ export class Stage {
     const deletedExamples = db
       .prepare(
         `SELECT id_erp FROM main.records r WHERE r.snapshot_id = ?
-         AND NOT EXISTS (SELECT 1 FROM ${table} s WHERE s.id_erp = r.id_erp) ORDER BY r.id_erp LIMIT 5`,
+         AND NOT EXISTS (SELECT 1 FROM ${table} s WHERE s.id_erp = r.id_erp) ORDER BY r.id_erp LIMIT ?`,
       )
       .pluck()
-      .all(prev) as string[];
+      .all(prev, DELETED_EXAMPLES) as string[];
     return { total, inserted: total - matched, updated: matched - unchanged, unchanged, deleted: prevCount - matched, deletedExamples };
   }
 

@@ -35,7 +35,7 @@
     return number(unit === 0 ? value : Math.round(value * 10) / 10) + ' ' + units[unit];
   }
 
-  // The steps of an upload: waiting, active, done or failed, each with an optional count.
+  // The steps of an upload: waiting, active, done, held or failed, each with an optional count.
   function setStep(name, state, count) {
     var step = document.querySelector('[data-step="' + name + '"]');
     if (!step) return;
@@ -51,7 +51,7 @@
     if (el && el.textContent !== text) el.textContent = text;
   }
 
-  // Follows an import by polling its JSON status; at the end, calls `finished` (which shows the report).
+  // Follows an import by polling its JSON status; at the end, calls `finished` with it (which shows the report).
   function watchImport(statusUrl, messages, finished) {
     var bar = document.getElementById('import-progress');
     var lastStep = -1;
@@ -71,11 +71,14 @@
               setStep('publish', 'done', fill(messages.msgPublished, {
                 inserted: number(report.inserted || 0), updated: number(report.updated || 0), deleted: number(report.deleted || 0),
               }));
+            } else if (job.status === 'awaiting_confirmation') {
+              // Held, not finished: nothing is published until someone decides.
+              setStep('publish', 'held', messages.msgHeld);
             } else {
-              setStep('publish', 'failed', job.status === 'awaiting_confirmation' ? messages.msgHeld : messages.msgFailed);
+              setStep('publish', 'failed', messages.msgFailed);
             }
-            setText('import-status', messages.msgDone);
-            finished();
+            setText('import-status', job.status === 'awaiting_confirmation' ? messages.msgHeld : messages.msgDone);
+            finished(job);
             return;
           }
           if (job.status === 'running') {
@@ -157,11 +160,13 @@
           uploadBar.value = 0;
           setStep('upload', 'done');
           setText('import-status', messages.msgUploaded);
-          watchImport(body.status_url, messages, function () {
-            // The steps stay in view with their counts; the full report is one click away.
+          watchImport(body.status_url, messages, function (job) {
+            // The steps stay in view with their counts; the full report (or, for a held import, the decision) is one click away.
             var link = document.getElementById('report-link');
             if (link) {
-              link.href = body.page_url + '#report';
+              var held = job.status === 'awaiting_confirmation';
+              link.href = body.page_url + (held ? '#held' : '#report');
+              if (held) setText('report-link-text', messages.msgDecide);
               link.hidden = false;
               link.focus();
             }

@@ -3,9 +3,11 @@ import type { ImportReport } from '../../../imports/import-report.js';
 import type { ImportWarning } from '../../../imports/normalise.js';
 import type { ImportJob } from '../../../store/store.js';
 import { html, type SafeHtml } from '../html.js';
+import type { RemovedRecord } from '../held-sample.js';
 import { importErrorLabel, kindLabel, type Translate } from '../i18n.js';
 import { formatBytes, formatDuration, formatNumber, sourceLabel, statusBadge, time } from './format.js';
 import { clientMessages, progressBlock } from './kind-page.js';
+import { heldDecision } from './held-decision.js';
 import { icon } from './icons.js';
 import { csrfField, page, type PageContext } from './layout.js';
 
@@ -27,7 +29,11 @@ function reportSection(ctx: PageContext, job: ImportJob, report: ImportReport): 
 </div>`
     : '';
   // A failed or rejected import changed nothing: its would-be counts are not shown as if it had.
+  // A held one's are in the decision above, as what would happen.
   const applied = job.status !== 'failed' && job.status !== 'rejected';
+  const changed = applied && job.status !== 'awaiting_confirmation';
+  // Under a failure, what the importer never got to (rows, columns, encoding) is left out rather than shown as zeros.
+  const known = (v: number | string | null) => job.status !== 'failed' || (v !== null && v !== 0);
   const warnings = report.warnings.items;
   const expectedFor = (w: ImportWarning) => (w.field === 'precio' ? t('expectNumber') : t('expectDate'));
   return html`<section class="card report" aria-labelledby="report-title" id="report">
@@ -35,18 +41,18 @@ function reportSection(ctx: PageContext, job: ImportJob, report: ImportReport): 
 ${failure}
 ${applied ? '' : html`<p class="notice notice-warning">${job.status === 'rejected' ? t('rejectedNothingApplied') : t('failedNothingApplied')}</p>`}
 <dl class="counts">
-  ${fact(t('rowsRead'), n(report.rows_read))}
-  ${applied
+  ${known(report.rows_read) ? fact(t('rowsRead'), n(report.rows_read)) : ''}
+  ${changed
     ? html`${fact(t('inserted'), n(report.inserted))}
   ${fact(t('updated'), n(report.updated))}
   ${fact(t('unchanged'), n(report.unchanged))}
   ${fact(t('deleted'), n(report.deleted))}`
     : ''}
-  ${fact(t('warnings'), n(report.warnings.count))}
+  ${known(report.warnings.count) ? fact(t('warnings'), n(report.warnings.count)) : ''}
   ${fact(t('duration'), formatDuration(lang, report.duration_ms))}
-  ${fact(t('encoding'), report.encoding ?? '—')}
-  ${fact(t('delimiter'), report.delimiter === null ? '—' : report.delimiter === '\t' ? 'TAB' : report.delimiter)}
-  ${fact(t('columnsCount'), n(report.columns))}
+  ${known(report.encoding) ? fact(t('encoding'), report.encoding ?? '—') : ''}
+  ${known(report.delimiter) ? fact(t('delimiter'), report.delimiter === null ? '—' : report.delimiter === '\t' ? 'TAB' : report.delimiter) : ''}
+  ${known(report.columns) ? fact(t('columnsCount'), n(report.columns)) : ''}
 </dl>
 ${warnings.length > 0
   ? html`<h3>${t('warnings')}</h3>
@@ -56,46 +62,8 @@ ${report.warnings.count > warnings.length ? html`<p>${t('warningsShown', { shown
 </section>`;
 }
 
-/** `"A", "B" y 3 más`: up to 20 names of `count`. */
-function someNames(t: Translate, names: readonly string[], count: number): string {
-  const shown = names.slice(0, 20).map((name) => JSON.stringify(name)).join(', ');
-  return count > Math.min(names.length, 20) ? t('namesMore', { names: shown, more: count - Math.min(names.length, 20) }) : shown;
-}
-
-/** A guard held this import: say why (what it would remove, how its columns changed, which kind it looks like), and let the administrator decide. */
-function heldSection(ctx: PageContext, job: ImportJob, report: ImportReport): SafeHtml {
-  const { t, lang } = ctx;
-  const n = (v: number) => v.toLocaleString(lang === 'es' ? 'es-ES' : 'en-GB');
-  const { guard } = report;
-  const drift = report.column_drift ?? null;
-  const other = report.other_kind ?? null;
-  return html`<section class="card held" aria-labelledby="held-title" id="held">
-<h2 id="held-title">${t('heldTitle')}</h2>
-${guard ? html`<p>${t('heldExplain', { count: n(guard.would_remove), of: n(guard.of) })}</p>` : ''}
-${guard && report.deleted_examples.length > 0 ? html`<p>${t('heldExamples', { ids: report.deleted_examples.join(', ') })}</p>` : ''}
-${drift
-  ? html`<p>${t('heldDrift', { shared: n(drift.shared), columns: n(drift.columns), live: n(drift.live_columns) })}</p>
-${drift.appeared_count > 0 ? html`<p class="wrap">${t('heldAppeared', { names: someNames(t, drift.appeared, drift.appeared_count) })}</p>` : ''}
-${drift.disappeared_count > 0 ? html`<p class="wrap">${t('heldDisappeared', { names: someNames(t, drift.disappeared, drift.disappeared_count) })}</p>` : ''}`
-  : ''}
-${other
-  ? html`<p>${t('heldOtherKind', {
-      other: kindLabel(t, other.kind),
-      kind: kindLabel(t, job.kind),
-      otherFed: n(other.fits[other.kind]?.fed ?? 0),
-      kindFed: n(other.fits[job.kind]?.fed ?? 0),
-    })}</p>`
-  : ''}
-<form method="post" action="/panel/imports/${job.id}/confirm" class="inline-form">
-  ${csrfField(ctx)}<button type="submit">${t('heldConfirm')}</button>
-</form>
-<form method="post" action="/panel/imports/${job.id}/reject" class="inline-form">
-  ${csrfField(ctx)}<button type="submit" class="secondary">${t('heldReject')}</button>
-</form>
-</section>`;
-}
-
-export function importPage(ctx: PageContext, job: ImportJob, notice: string | null): SafeHtml {
+/** `removed`: the first records a held import would remove, with their names (held-sample.ts). */
+export function importPage(ctx: PageContext, job: ImportJob, notice: string | null, removed: readonly RemovedRecord[] = []): SafeHtml {
   const { t, lang } = ctx;
   const label = kindLabel(t, job.kind);
   const done = FINAL_STATUSES.has(job.status);
@@ -119,11 +87,11 @@ ${done
   ${progressBlock(t, { upload: false, hidden: false })}
   <p><a href="/panel/imports/${job.id}">${t('refresh')}</a></p>
 </div>`}
-${job.status === 'awaiting_confirmation' && report ? heldSection(ctx, job, report) : ''}
+${job.status === 'awaiting_confirmation' && report ? heldDecision(ctx, job, report, removed) : ''}
 ${report ? reportSection(ctx, job, report) : done ? html`<p>${job.error ?? t('noReport')}</p>` : ''}
 ${job.status === 'failed'
   ? html`<p class="actions"><a class="button primary" href="/panel/kinds/${job.kind}#upload-title">${icon('file-up')}${t('nextUploadFixed')}</a></p>`
-  : done && job.status !== 'receiving'
+  : done && job.status !== 'awaiting_confirmation'
     ? reapplyForm(ctx, job)
     : ''}`;
   return page(ctx, {

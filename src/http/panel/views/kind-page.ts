@@ -41,7 +41,7 @@ export function clientMessages(t: Translate): SafeHtml {
     data-msg-upload-failed="${t('uploadFailed')}" data-msg-waiting="${t('importWaiting')}"
     data-msg-running="${t('importRunning')}" data-msg-done="${t('importDone')}"
     data-msg-choose="${t('uploadChooseFile')}" data-msg-chosen="${t('dropChosen')}" data-msg-read-count="${t('stepReadCount')}"
-    data-msg-published="${t('stepPublished')}" data-msg-failed="${t('stepFailed')}" data-msg-held="${t('stepHeld')}"`;
+    data-msg-published="${t('stepPublished')}" data-msg-failed="${t('stepFailed')}" data-msg-held="${t('stepHeld')}" data-msg-decide="${t('nextDecide')}"`;
 }
 
 export function historyTable(ctx: PageContext, jobs: ImportJob[], caption: string): SafeHtml {
@@ -110,7 +110,7 @@ export function kindPage(ctx: PageContext, kind: Kind, jobs: ImportJob[], previe
     </div>
     <button type="submit" class="primary">${icon('upload')}${t('uploadButton')}</button>
     ${progressBlock(t, { upload: true, hidden: true })}
-    <a class="button primary" id="report-link" href="#" hidden>${icon('file-text')}${t('seeReport')}</a>
+    <a class="button primary" id="report-link" href="#" hidden>${icon('file-text')}<span id="report-link-text">${t('seeReport')}</span></a>
     <p class="notice notice-error" id="upload-error" role="alert" hidden></p>
   </form>
 </section>
