@@ -1,7 +1,9 @@
 /**
  * Issue 4's read scenarios: Mirador and the reference server, both pinned to
  * core 0, measured in alternation (several rounds, medians) by a load
- * generator or a download client pinned to core 1.
+ * generator or a download client pinned to core 1. Details over the whole id
+ * space, cold and warm, beside the plain Fastify + better-sqlite3 server,
+ * are detail-scenarios.ts's (issue 23).
  */
 import { join } from 'node:path';
 import { CLIENT_CPU, SERVER_CPU, type BenchContext } from './bench-context.js';

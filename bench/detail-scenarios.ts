@@ -86,15 +86,17 @@ export async function wholeIdSpaceDetails(
     }
   }
   const warmUp = async (server: Server, coldRps: number) => {
-    // One pass over every id, in shuffled order, at about the cold rate (at least 2 s, at most 60 s).
-    const seconds = Math.min(60, Math.max(2, Math.ceil((1.2 * n) / Math.max(coldRps, 1))));
+    // One pass over every id, in shuffled order, at about the cold rate (at least 2 s, at most 30 s).
+    const seconds = Math.min(30, Math.max(2, Math.ceil((1.2 * n) / Math.max(coldRps, 1))));
     await load(server, uniform, { sequential: true }, seconds);
   };
   // JIT of the reference, once.
   await load(reference, uniform, {}, 1);
+  // BENCH_CPU_PROF=<dir>: each round's Mirador writes a V8 profile there when it stops (bench/cpuprofile-summary.ts reads them).
+  const profiled = process.env.BENCH_CPU_PROF ? { ...data.env, NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF}` } : data.env;
   for (let round = 0; round < ctx.rounds; round++) {
     await mirador.stop();
-    mirador = await startMirador(data.env, { cpus: SERVER_CPU });
+    mirador = await startMirador(profiled, { cpus: SERVER_CPU });
     await plain.stop();
     plain = await startPlain(db, data.env, plainFile);
     const mCold = await load(mirador, uniform);
