@@ -17,7 +17,7 @@ import { code } from './clientes-fixture.js';
 import type { BenchDatabase } from './databases.js';
 import { COMPANY, type Dataset } from './dataset.js';
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
-import { DIST, freePort, startMirador, startServer, type Server } from './processes.js';
+import { DIST, freePort, MIRADOR, startMirador, startServer, type Server } from './processes.js';
 import { fmt, median } from './report.js';
 import { openStore } from '../src/store/open-store.js';
 import { timeAt } from '../src/http/api/snapshot-reader.js';
@@ -94,11 +94,9 @@ export async function wholeIdSpaceDetails(
   };
   // JIT of the reference, once.
   await load(reference, uniform, {}, 1);
-  // BENCH_CPU_PROF=<dir>: each round's Mirador writes a V8 profile there when it stops (bench/cpuprofile-summary.ts reads them).
-  const profiled = process.env.BENCH_CPU_PROF ? { ...data.env, NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF}` } : data.env;
   for (let round = 0; round < ctx.rounds; round++) {
     await mirador.stop();
-    mirador = await startMirador(profiled, { cpus: SERVER_CPU });
+    mirador = await startMiradorProfiled(data.env);
     await plain.stop();
     plain = await startPlain(db, data.env, plainFile);
     const mCold = await load(mirador, uniform);
@@ -157,6 +155,19 @@ export async function wholeIdSpaceDetails(
   }
   await plain.stop();
   return mirador;
+}
+
+/**
+ * `mirador serve`, as startMirador starts it; with BENCH_CPU_PROF=<dir>, under
+ * `node --cpu-prof` (Node 20 refuses it in NODE_OPTIONS), so that each round's
+ * server writes a V8 profile there when it stops (bench/cpuprofile-summary.ts).
+ */
+async function startMiradorProfiled(env: Record<string, string>): Promise<Server> {
+  const dir = process.env.BENCH_CPU_PROF;
+  if (!dir) return startMirador(env, { cpus: SERVER_CPU });
+  const port = await freePort();
+  const args = [`--cpu-prof`, `--cpu-prof-dir=${dir}`, MIRADOR, 'serve', '--port', String(port), '--host', '127.0.0.1', '--workers', '1'];
+  return startServer({ name: 'mirador', args, env, port, cpus: SERVER_CPU });
 }
 
 /**

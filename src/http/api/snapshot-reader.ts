@@ -264,8 +264,10 @@ export class CachedChunkSource implements ChunkSource {
         // A swept snapshot has no records left: nothing to keep.
         if (rows.length !== meta.count) return null;
         const index = RecordIndex.build(rows);
-        if (index.byteLength > this.budgetBytes) this.tooLarge.add(meta.id);
-        else this.remember(recordIndexKey(meta.id), index);
+        if (index.byteLength > this.budgetBytes) {
+          if (this.tooLarge.size >= MAX_COUNTED_SNAPSHOTS) this.tooLarge.clear();
+          this.tooLarge.add(meta.id);
+        } else this.remember(recordIndexKey(meta.id), index);
         return index;
       })();
       p.finally(() => this.loadingRecords.delete(meta.id)).catch(() => {});
