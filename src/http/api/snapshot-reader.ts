@@ -168,7 +168,7 @@ const MAX_COUNTED_SNAPSHOTS = 4096;
  * Details look records up here too. Until a snapshot has had enough lookups
  * to pay for it, each is one indexed read of the store (which keeps a few
  * positions of its own, store/live-cache.ts); after `count / 32` of them (at
- * least 16), its RecordIndex (every id's position and hash, ~40 bytes a
+ * least 16), its RecordIndex (every id's position and hash, ~50 bytes a
  * record) is read once, in pages, in the background, and kept in the same
  * LRU and budget as the chunks: from then on a detail's record, and a 304,
  * cost no read at all, whichever ids are asked for.
