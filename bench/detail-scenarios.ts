@@ -68,95 +68,102 @@ export async function wholeIdSpaceDetails(
   const key = { authorization: `Bearer ${data.key}` };
   const plainFile = join(ctx.outDir, `plain-${db.backend}.db`);
   let plain = await startPlain(db, data.env, plainFile);
-  // Every id's identity ETag, for the 304s (the load generator asks without Accept-Encoding).
-  const etags = wanted(names.notModified) ? await identityEtags(db, mirador, key, uniform) : [];
-  const rows: Record<keyof typeof names, Row> = {
-    cold: { name: names.cold, target: '> plain', mirador: [], reference: [], plain: [] },
-    uniform: { name: names.uniform, target: '≥ 0.50; > plain', mirador: [], reference: [], plain: [] },
-    zipf: { name: names.zipf, target: '≥ 0.50; > plain', mirador: [], reference: [], plain: [] },
-    notModified: { name: names.notModified, target: '≥ 0.60', mirador: [], reference: [], plain: [] },
-  };
-  const load = (server: Server, paths: string[], extra: Partial<LoadSpec> = {}, seconds = ctx.seconds) =>
-    runLoad({ base: server.base, paths, headers: key, connections: ctx.connections, seconds, cpus: CLIENT_CPU, ...extra });
-  // The load generator only counts errors: check the statuses first.
-  for (const path of uniform.slice(0, 20)) {
-    const res = await fetch(mirador.base + path, { headers: { ...key, 'accept-encoding': 'identity' } });
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`${path} answered ${res.status}`);
-    const p = await fetch(plain.base + path, { headers: key });
-    if ((await p.text()) !== (await (await fetch(mirador.base + path, { headers: { ...key, 'accept-encoding': 'identity' } })).text())) {
-      throw new Error(`${path}: the plain server's bytes differ from Mirador's`);
+  try {
+    // Every id's identity ETag, for the 304s (the load generator asks without Accept-Encoding).
+    const etags = wanted(names.notModified) ? await identityEtags(db, mirador, key, uniform) : [];
+    const rows: Record<keyof typeof names, Row> = {
+      cold: { name: names.cold, target: '> plain', mirador: [], reference: [], plain: [] },
+      uniform: { name: names.uniform, target: '≥ 0.50; > plain', mirador: [], reference: [], plain: [] },
+      zipf: { name: names.zipf, target: '≥ 0.50; > plain', mirador: [], reference: [], plain: [] },
+      notModified: { name: names.notModified, target: '≥ 0.60', mirador: [], reference: [], plain: [] },
+    };
+    const load = (server: Server, paths: string[], extra: Partial<LoadSpec> = {}, seconds = ctx.seconds) =>
+      runLoad({ base: server.base, paths, headers: key, connections: ctx.connections, seconds, cpus: CLIENT_CPU, ...extra });
+    // The load generator only counts errors: check the statuses first.
+    for (const path of uniform.slice(0, 20)) {
+      const res = await fetch(mirador.base + path, { headers: { ...key, 'accept-encoding': 'identity' } });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`${path} answered ${res.status}`);
+      const p = await fetch(plain.base + path, { headers: key });
+      if ((await p.text()) !== (await (await fetch(mirador.base + path, { headers: { ...key, 'accept-encoding': 'identity' } })).text())) {
+        throw new Error(`${path}: the plain server's bytes differ from Mirador's`);
+      }
     }
-  }
-  const warmUp = async (server: Server, coldRps: number) => {
-    // One pass over every id, in shuffled order, at about the cold rate (at least 2 s, at most 30 s).
-    const seconds = Math.min(30, Math.max(2, Math.ceil((1.2 * n) / Math.max(coldRps, 1))));
-    await load(server, uniform, { sequential: true }, seconds);
-  };
-  // JIT of the reference, once.
-  await load(reference, uniform, {}, 1);
-  for (let round = 0; round < ctx.rounds; round++) {
+    const warmUp = async (server: Server, coldRps: number) => {
+      // One pass over every id, in shuffled order, at about the cold rate (at least 2 s, at most 30 s).
+      const seconds = Math.min(30, Math.max(2, Math.ceil((1.2 * n) / Math.max(coldRps, 1))));
+      await load(server, uniform, { sequential: true }, seconds);
+    };
+    // JIT of the reference, once.
+    await load(reference, uniform, {}, 1);
+    for (let round = 0; round < ctx.rounds; round++) {
+      await mirador.stop();
+      mirador = await startMiradorProfiled(data.env);
+      await plain.stop();
+      plain = await startPlain(db, data.env, plainFile);
+      const mCold = await load(mirador, uniform);
+      const pCold = await load(plain, uniform);
+      rows.cold.mirador.push(mCold);
+      rows.cold.plain.push(pCold);
+      await warmUp(mirador, mCold.rps);
+      await warmUp(plain, pCold.rps);
+      const alternate = round % 2 === 0;
+      for (const [row, paths] of [
+        [rows.uniform, uniform],
+        [rows.zipf, zipf],
+      ] as const) {
+        if (!wanted(row.name) && row !== rows.uniform) continue;
+        const m = () => load(mirador, paths).then((r) => void row.mirador.push(r));
+        const r = () => load(reference, paths).then((x) => void row.reference.push(x));
+        const p = () => load(plain, paths).then((x) => void row.plain.push(x));
+        for (const step of alternate ? [m, r, p] : [p, r, m]) await step();
+      }
+      // The cold rows compare with the reference's uniform figure of the same round.
+      rows.cold.reference.push(rows.uniform.reference[rows.uniform.reference.length - 1]!);
+      if (wanted(names.notModified)) {
+        rows.notModified.mirador.push(await load(mirador, uniform, { perPath: { header: 'If-None-Match', values: etags } }));
+        rows.notModified.reference.push(rows.uniform.reference[rows.uniform.reference.length - 1]!);
+      }
+    }
+    const section = ctx.report.section(
+      `Details over the whole id space, ${db.backend}: Mirador ÷ reference, and the plain Fastify + better-sqlite3 server`,
+      ['scenario', 'Mirador req/s', 'p50 ms', 'p99 ms', 'reference req/s', 'plain req/s', 'plain p99 ms', '÷ reference', '÷ plain', 'target'],
+      [
+        `Servers pinned to core ${SERVER_CPU}, load generator to core ${CLIENT_CPU}; ${ctx.connections} connections, ${ctx.rounds} rounds of ${ctx.seconds} s, medians. ` +
+          `Each round restarts Mirador and the plain server (cold: their first ${ctx.seconds} s), then one pass over every id warms them. ` +
+          `Zipf: ${ZIPF_DRAWS.toLocaleString('en')} draws of ranks with s = ${ZIPF_S} over a fixed shuffle of the ids. The 304s compare with the reference's uniform detail.`,
+      ],
+    );
+    const bad = Object.values(rows).flatMap((r) => [...r.mirador, ...r.plain]).reduce((a, x) => a + x.bad, 0);
+    if (bad > 0) throw new Error(`whole-id-space details: ${bad} responses were errors`);
+    for (const row of Object.values(rows)) {
+      if (!wanted(row.name) || row.mirador.length === 0) continue;
+      const med = (xs: LoadResult[], k: 'rps' | 'p50Ms' | 'p99Ms') => median(xs.map((x) => x[k]));
+      const m = med(row.mirador, 'rps');
+      const p = row.plain.length > 0 ? med(row.plain, 'rps') : NaN;
+      ctx.report.row(section, [
+        row.name,
+        fmt.int(m),
+        fmt.ms(med(row.mirador, 'p50Ms')),
+        fmt.ms(med(row.mirador, 'p99Ms')),
+        fmt.int(med(row.reference, 'rps')),
+        fmt.int(p),
+        row.plain.length > 0 ? fmt.ms(med(row.plain, 'p99Ms')) : '—',
+        fmt.ratio(m / med(row.reference, 'rps')),
+        fmt.ratio(m / p),
+        row.target,
+      ]);
+      ctx.report.record(`${db.backend}:${row.name}`, { mirador: row.mirador, reference: row.reference, plain: row.plain });
+    }
+  } catch (err) {
+    // The caller stops the server it passed in, not the one started here since.
     await mirador.stop();
-    mirador = await startMiradorProfiled(data.env);
+    throw err;
+  } finally {
     await plain.stop();
-    plain = await startPlain(db, data.env, plainFile);
-    const mCold = await load(mirador, uniform);
-    const pCold = await load(plain, uniform);
-    rows.cold.mirador.push(mCold);
-    rows.cold.plain.push(pCold);
-    await warmUp(mirador, mCold.rps);
-    await warmUp(plain, pCold.rps);
-    const alternate = round % 2 === 0;
-    for (const [row, paths] of [
-      [rows.uniform, uniform],
-      [rows.zipf, zipf],
-    ] as const) {
-      if (!wanted(row.name) && row !== rows.uniform) continue;
-      const m = () => load(mirador, paths).then((r) => void row.mirador.push(r));
-      const r = () => load(reference, paths).then((x) => void row.reference.push(x));
-      const p = () => load(plain, paths).then((x) => void row.plain.push(x));
-      for (const step of alternate ? [m, r, p] : [p, r, m]) await step();
-    }
-    // The cold rows compare with the reference's uniform figure of the same round.
-    rows.cold.reference.push(rows.uniform.reference[rows.uniform.reference.length - 1]!);
-    if (wanted(names.notModified)) {
-      rows.notModified.mirador.push(await load(mirador, uniform, { perPath: { header: 'If-None-Match', values: etags } }));
-      rows.notModified.reference.push(rows.uniform.reference[rows.uniform.reference.length - 1]!);
-    }
+    // ~400 MB for 100,000 customers: not left behind in bench/out.
+    rmSync(plainFile, { force: true });
   }
-  const section = ctx.report.section(
-    `Details over the whole id space, ${db.backend}: Mirador ÷ reference, and the plain Fastify + better-sqlite3 server`,
-    ['scenario', 'Mirador req/s', 'p50 ms', 'p99 ms', 'reference req/s', 'plain req/s', 'plain p99 ms', '÷ reference', '÷ plain', 'target'],
-    [
-      `Servers pinned to core ${SERVER_CPU}, load generator to core ${CLIENT_CPU}; ${ctx.connections} connections, ${ctx.rounds} rounds of ${ctx.seconds} s, medians. ` +
-        `Each round restarts Mirador and the plain server (cold: their first ${ctx.seconds} s), then one pass over every id warms them. ` +
-        `Zipf: ${ZIPF_DRAWS.toLocaleString('en')} draws of ranks with s = ${ZIPF_S} over a fixed shuffle of the ids. The 304s compare with the reference's uniform detail.`,
-    ],
-  );
-  const bad = Object.values(rows).flatMap((r) => [...r.mirador, ...r.plain]).reduce((a, x) => a + x.bad, 0);
-  if (bad > 0) throw new Error(`whole-id-space details: ${bad} responses were errors`);
-  for (const row of Object.values(rows)) {
-    if (!wanted(row.name) || row.mirador.length === 0) continue;
-    const med = (xs: LoadResult[], k: 'rps' | 'p50Ms' | 'p99Ms') => median(xs.map((x) => x[k]));
-    const m = med(row.mirador, 'rps');
-    const p = row.plain.length > 0 ? med(row.plain, 'rps') : NaN;
-    ctx.report.row(section, [
-      row.name,
-      fmt.int(m),
-      fmt.ms(med(row.mirador, 'p50Ms')),
-      fmt.ms(med(row.mirador, 'p99Ms')),
-      fmt.int(med(row.reference, 'rps')),
-      fmt.int(p),
-      row.plain.length > 0 ? fmt.ms(med(row.plain, 'p99Ms')) : '—',
-      fmt.ratio(m / med(row.reference, 'rps')),
-      fmt.ratio(m / p),
-      row.target,
-    ]);
-    ctx.report.record(`${db.backend}:${row.name}`, { mirador: row.mirador, reference: row.reference, plain: row.plain });
-  }
-  await plain.stop();
-  // ~400 MB for 100,000 customers: not left behind in bench/out.
-  rmSync(plainFile, { force: true });
   return mirador;
 }
 
