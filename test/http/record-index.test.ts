@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { CachedChunkSource } from '../../src/http/api/snapshot-reader.js';
+import { CachedChunkSource } from '../../src/http/api/cached-chunk-source.js';
 import { replaceRecords } from '../../src/snapshots/write-records.js';
 import { RecordIndex, type RecordRow } from '../../src/store/record-index.js';
 import type { SnapshotMeta, Store } from '../../src/store/store.js';

@@ -20,7 +20,8 @@ import { MatchCache, renderEntries } from './subset-page.js';
 import { firstAtLeast } from '../../store/snapshot-index.js';
 import { sendCacheable, sendCacheableNow, type CacheableBody, type CompressedBodyCache, type Meter } from './send-body.js';
 import { assembleGzip } from './gzip-segments.js';
-import { cachedItems, firstPositionSince, readBodyParts, readItems, type CachedChunkSource, type ChunkSource } from './snapshot-reader.js';
+import { cachedItems, firstPositionSince, readBodyParts, readItems, type ChunkSource } from './snapshot-reader.js';
+import type { CachedChunkSource } from './cached-chunk-source.js';
 import { mergedPage, renderTombstones, type RenderedTombstone } from './merged-page.js';
 import { RELATED } from './subset-docs.js';
 
