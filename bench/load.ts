@@ -21,6 +21,10 @@ export interface LoadSpec {
   seconds: number;
   /** Cores for the load generator (taskset -c), or null for any. */
   cpus: string | null;
+  /** A header whose value differs per path (`values[i]` goes with `paths[i]`): an If-None-Match per id. */
+  perPath?: { header: string; values: string[] };
+  /** Paths in order, round and round, instead of at random: a pass over them (a warm-up). */
+  sequential?: boolean;
 }
 
 export interface LoadResult {
@@ -46,11 +50,24 @@ const lua = (s: string) => JSON.stringify(s); // a JSON string of ASCII is a val
 async function runWrk(spec: LoadSpec): Promise<LoadResult> {
   const dir = mkdtempSync(join(tmpdir(), 'mirador-wrk-'));
   const script = join(dir, 'load.lua');
+  const pathsFile = join(dir, 'paths.txt');
+  const valuesFile = join(dir, 'values.txt');
+  writeFileSync(pathsFile, spec.paths.join('\n') + '\n');
+  if (spec.perPath) writeFileSync(valuesFile, spec.perPath.values.join('\n') + '\n');
   const lines = [
     ...Object.entries(spec.headers).map(([k, v]) => `wrk.headers[${lua(k)}] = ${lua(v)}`),
-    `local paths = { ${spec.paths.map(lua).join(', ')} }`,
+    // Read from files, one a line: LuaJIT refuses a chunk of more than 65,536 constants (100,000 ids).
+    'local function lines(f) local t = {} for l in io.lines(f) do t[#t + 1] = l end return t end',
+    `local paths = lines(${lua(pathsFile)})`,
+    spec.perPath ? `local values = lines(${lua(valuesFile)})` : '',
     'math.randomseed(20261121)',
-    'request = function() return wrk.format("GET", paths[math.random(#paths)]) end',
+    'local n = 0',
+    'request = function()',
+    spec.sequential ? '  n = n % #paths + 1' : '  n = math.random(#paths)',
+    // One thread: setting the shared header table before each format is safe.
+    spec.perPath ? `  wrk.headers[${lua(spec.perPath.header)}] = values[n]` : '',
+    '  return wrk.format("GET", paths[n])',
+    'end',
     'done = function(summary, latency, requests)',
     '  local e = summary.errors',
     '  io.write(string.format(\'{"requests":%d,"duration_us":%d,"p50_us":%d,"p99_us":%d,"bad":%d}\\n\',',
@@ -72,6 +89,7 @@ async function runWrk(spec: LoadSpec): Promise<LoadResult> {
 }
 
 async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
+  if (spec.perPath || spec.sequential) throw new Error('per-path headers and sequential passes need wrk (apt-get install wrk)');
   const r = await run(process.execPath, [join(DIST, 'bench', 'autocannon-client.js'), JSON.stringify(spec)], { cpus: spec.cpus });
   if (r.code !== 0) throw new Error(`autocannon failed (${r.code}): ${r.stderr}`);
   return { ...(JSON.parse(r.stdout) as Omit<LoadResult, 'tool'>), tool: 'autocannon' };

@@ -11,7 +11,7 @@ import { registerApiRoutes } from './api/api-routes.js';
 import { registerEventRoutes } from './api/event-routes.js';
 import { apiDocs } from './api/api-docs.js';
 import { CompressedBodyCache } from './api/send-body.js';
-import { CachedChunkSource } from './api/snapshot-reader.js';
+import { CachedChunkSource } from './api/cached-chunk-source.js';
 import { CredentialsCache } from './credentials-cache.js';
 import { createRateCounter, RateLimiter } from './rate-limit.js';
 import { clientErrorHandler, MAX_URL_LENGTH } from './client-errors.js';

@@ -1,6 +1,6 @@
 /**
  * Where the read path gets a snapshot's meta and chunks: the store behind an
- * in-process cache for real data (http/api/snapshot-reader.ts,
+ * in-process cache for real data (http/api/cached-chunk-source.ts,
  * CachedChunkSource), memory for the sandbox (sandbox/sandbox-snapshots.ts).
  * It lives below both so that the sandbox does not depend on the HTTP layer.
  */

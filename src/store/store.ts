@@ -20,6 +20,8 @@ import type { ThrottlePolicy } from '../domain/sign-in-policy.js';
 
 export type { AuditEntry, AuditEvent } from '../domain/audit.js';
 export * from './store-records.js';
+export type { RecordRow } from './record-index.js';
+import type { RecordRow } from './record-index.js';
 import type {
   Company,
   Credential,
@@ -293,10 +295,37 @@ export interface Store extends EventStore {
    * cannot. Lets the hot path answer a detail without a promise.
    */
   cachedLiveRecord(companyId: number, kind: Kind, idErp: string): { snapshotId: number; record: RecordRef | null } | null | undefined;
+  /**
+   * What `liveSnapshotId` would answer, when the store can tell without
+   * waiting (as `cachedLiveRecord`); undefined when it cannot.
+   */
+  cachedLiveSnapshotId(companyId: number, kind: Kind): number | null | undefined;
+  /**
+   * What `findRecord` would answer, when the store can tell without waiting
+   * (SQLite always; PostgreSQL when it keeps the record's position); undefined
+   * when it cannot.
+   */
+  cachedRecord(snapshotId: number, idErp: string): RecordRef | null | undefined;
   snapshotMeta(snapshotId: number): Promise<SnapshotMeta | null>;
   /** Chunks `fromChunk..toChunk` (inclusive) of a snapshot, in order. */
   readChunks(snapshotId: number, fromChunk: number, toChunk: number): Promise<Chunk[]>;
+  /**
+   * `readChunks` answered at once, on an adapter whose driver reads
+   * synchronously (SQLite: better-sqlite3 blocks either way, so the hot path
+   * saves the promise); absent on the others.
+   */
+  readChunksNow?(snapshotId: number, fromChunk: number, toChunk: number): Chunk[];
   findRecord(snapshotId: number, idErp: string): Promise<RecordRef | null>;
+  /**
+   * Up to `limit` records of a snapshot in `id_erp` byte order, after
+   * `afterIdErp` (null: from the first): read page by page, with a turn of the
+   * event loop between pages, into the read path's per-snapshot RecordIndex.
+   *
+   * @example
+   * const page = await store.readRecordPage(snapshotId, null, 5000);
+   * const next = await store.readRecordPage(snapshotId, page.at(-1)!.idErp, 5000);
+   */
+  readRecordPage(snapshotId: number, afterIdErp: string | null, limit: number): Promise<RecordRow[]>;
   /**
    * Thin chunks `fromChunk..toChunk` (inclusive) of an indexed snapshot, in
    * order: its items without `data`, for `fields=` pages.

@@ -116,6 +116,49 @@ for (const factory of await storeFactories()) {
       }
     });
 
+    test('issue 23: a detail through the RecordIndex, and one with nothing cached, give the same status, headers and bytes', async () => {
+      // Cold: its own store (no record positions kept) and no chunk cache, so every detail reads its record and chunk.
+      const coldStore = await openStore(databaseUrl);
+      const cold = await startServer(coldStore, { CHUNK_CACHE_MB: '0' });
+      servers.push({ ...cold, close: async () => (await cold.close(), await coldStore.close()) });
+      const warm = await serve();
+      const ids = range(40);
+      // Lookups load the snapshot's RecordIndex (after 16); then a detail reads no record from the store.
+      for (const id of ids.slice(0, 16)) await request(warm.url(`/v1/clientes/${id}`), { headers: bearer(key) });
+      const deadline = Date.now() + 60_000;
+      for (let i = 16; ; i = 16 + ((i - 15) % 24)) {
+        warm.reset();
+        await request(warm.url(`/v1/clientes/${ids[i]}`), { headers: bearer(key) });
+        if (!warm.calls.has('cachedRecord') && !warm.calls.has('findRecord') && !warm.calls.has('findLiveRecord')) break;
+        assert.ok(Date.now() < deadline, 'the RecordIndex was never used');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      for (const id of [...ids, 'C999999']) {
+        for (const encoding of ['identity', 'gzip']) {
+          const headers = { ...bearer(key), 'accept-encoding': encoding };
+          const path = `/v1/clientes/${id}`;
+          const viaIndex = await request(warm.url(path), { headers });
+          const general = await request(cold.baseUrl + path, { headers });
+          assert.equal(viaIndex.status, general.status, `${id} ${encoding}`);
+          assert.deepEqual(comparable(viaIndex), comparable(general), `${id} ${encoding}`);
+          if (general.status !== 200) {
+            // An error's body names its request: the rest must match.
+            const { request_id: _a, ...mine } = viaIndex.json() as Record<string, unknown>;
+            const { request_id: _b, ...theirs } = general.json() as Record<string, unknown>;
+            assert.deepEqual(mine, theirs, `${id} ${encoding}`);
+            assert.equal(mine.error, 'not_found');
+            continue;
+          }
+          assert.deepEqual(viaIndex.body, general.body, `${id} ${encoding}`);
+          const conditional = { ...headers, 'if-none-match': String(general.headers.etag) };
+          const [a, b] = [await request(warm.url(path), { headers: conditional }), await request(cold.baseUrl + path, { headers: conditional })];
+          assert.equal(a.status, 304);
+          assert.deepEqual(comparable(a), comparable(b), `${id} ${encoding} 304`);
+        }
+      }
+      assert.equal(warm.calls.get('findRecord') ?? 0, 0);
+    });
+
     test('a request id sent by the client is echoed, and a 304 is not counted against the limit', async () => {
       const warm = await serve();
       const path = '/v1/clientes/C000003';

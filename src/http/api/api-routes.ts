@@ -21,13 +21,14 @@ import { firstAtLeast } from '../../store/snapshot-index.js';
 import { sendCacheable, sendCacheableNow, type CacheableBody, type CompressedBodyCache, type Meter } from './send-body.js';
 import { assembleGzip } from './gzip-segments.js';
 import { cachedItems, firstPositionSince, readBodyParts, readItems, type ChunkSource } from './snapshot-reader.js';
+import type { CachedChunkSource } from './cached-chunk-source.js';
 import { mergedPage, renderTombstones, type RenderedTombstone } from './merged-page.js';
 import { RELATED } from './subset-docs.js';
 
 export interface ApiDeps {
   store: Store;
   credentials: CredentialsCache;
-  chunkSource: ChunkSource;
+  chunkSource: CachedChunkSource;
   sandbox: SandboxSnapshots;
   compressed: CompressedBodyCache;
   /** Per API key. */
@@ -102,9 +103,11 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
     const credential = await authenticate(request, deps.credentials, 'read');
     const meter = new RequestMeter(deps.keyLimiter, reply, `key:${credential.prefix}`);
     if (idErp !== undefined) {
-      const live = await deps.store.findLiveRecord(credential.companyId, kind, idErp);
-      const meta = live === null ? null : await deps.chunkSource.meta(live.snapshotId);
-      return { meta, source: deps.chunkSource, sandbox: false, companyId: credential.companyId, meter, record: live?.record ?? null };
+      // The record from the snapshot's RecordIndex when it is loaded, else one indexed read.
+      const snapshotId = await deps.store.liveSnapshotId(credential.companyId, kind);
+      const meta = snapshotId === null ? null : await deps.chunkSource.meta(snapshotId);
+      const record = meta === null ? null : await deps.chunkSource.record(meta, idErp);
+      return { meta, source: deps.chunkSource, sandbox: false, companyId: credential.companyId, meter, record };
     }
     const snapshotId = await deps.store.liveSnapshotId(credential.companyId, kind);
     const meta = snapshotId === null ? null : await deps.chunkSource.meta(snapshotId);
@@ -133,10 +136,12 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
     }
     const credential = token === null ? null : deps.credentials.verifyCached(token, 'read');
     if (!credential) return false;
-    const live = deps.store.cachedLiveRecord(credential.companyId, kind, request.params.id_erp);
-    if (!live?.record) return false;
-    const meta = deps.chunkSource.cachedMeta(live.snapshotId);
+    const snapshotId = deps.store.cachedLiveSnapshotId(credential.companyId, kind);
+    if (snapshotId === null || snapshotId === undefined) return false;
+    const meta = deps.chunkSource.cachedMeta(snapshotId);
     if (!meta) return false;
+    const record = deps.chunkSource.cachedRecord(meta, request.params.id_erp);
+    if (!record) return false;
     const v: View = {
       meta,
       source: deps.chunkSource,
@@ -145,7 +150,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
       meter: new RequestMeter(deps.keyLimiter, reply, `key:${credential.prefix}`),
     };
     request.credential = credential;
-    return sendCacheableNow(request, reply, deps.compressed, detailBody(v, meta, live.record));
+    return sendCacheableNow(request, reply, deps.compressed, detailBody(v, meta, record));
   };
 
   const sandboxView = async (request: FastifyRequest, reply: FastifyReply, kind: Kind, _idErp?: string): Promise<View> => ({

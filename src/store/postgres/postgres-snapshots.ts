@@ -32,6 +32,7 @@ import {
   type ThinChunk,
   type Chunk,
   type RecordRef,
+  type RecordRow,
   type SnapshotChanges,
   type SnapshotMeta,
   type SnapshotSpec,
@@ -533,6 +534,22 @@ export async function findRecord(db: Db, snapshotId: number, idErp: string): Pro
     'mirador_find_record',
   );
   return r ? { pos: r.pos, hash: r.hash, actualizadoAt: r.actualizado_at } : null;
+}
+
+export async function readRecordPage(db: Db, snapshotId: number, after: string | null, limit: number): Promise<RecordRow[]> {
+  const rows =
+    after === null
+      ? await db.rows<{ id_erp: string; pos: number; hash: Buffer }>(
+          'SELECT id_erp, pos, hash FROM records WHERE snapshot_id = $1 ORDER BY id_erp LIMIT $2',
+          [snapshotId, limit],
+          'mirador_record_page_first',
+        )
+      : await db.rows<{ id_erp: string; pos: number; hash: Buffer }>(
+          'SELECT id_erp, pos, hash FROM records WHERE snapshot_id = $1 AND id_erp > $2 ORDER BY id_erp LIMIT $3',
+          [snapshotId, after, limit],
+          'mirador_record_page',
+        );
+  return rows.map((r) => ({ idErp: r.id_erp, pos: r.pos, hash: r.hash }));
 }
 
 export async function findLiveRecord(db: Db, companyId: number, kind: Kind, idErp: string) {

@@ -203,6 +203,20 @@ export class PostgresStore extends PostgresAccounts implements Store {
     return record === undefined ? undefined : { snapshotId, record };
   }
 
+  /** Known while the listener is up and the live pointer is kept. */
+  cachedLiveSnapshotId(companyId: number, kind: Kind) {
+    return this.listener?.isListening ? this.live.liveSnapshotId(companyId, kind) : undefined;
+  }
+
+  /** Known when the record's position is kept (snapshots never change: no listener needed); a missing record is never kept. */
+  cachedRecord(snapshotId: number, idErp: string) {
+    return this.live.record(snapshotId, idErp);
+  }
+
+  readRecordPage(snapshotId: number, afterIdErp: string | null, limit: number) {
+    return snapshots.readRecordPage(this.db, snapshotId, afterIdErp, limit);
+  }
+
   async findRecord(snapshotId: number, idErp: string): Promise<RecordRef | null> {
     const hit = this.live.record(snapshotId, idErp);
     if (hit) return hit;

@@ -14,6 +14,7 @@ import {
   DEFAULT_TOMBSTONE_RETENTION_MS,
   type Chunk,
   type RecordRef,
+  type RecordRow,
   type SnapshotMeta,
   type SnapshotRef,
   type ThinChunk,
@@ -164,6 +165,17 @@ export function findRecord(db: Database, snapshotId: number, idErp: string): Rec
     idErp,
   ) as { pos: number; hash: Buffer; actualizado_at: number } | undefined;
   return r ? { pos: r.pos, hash: r.hash, actualizadoAt: r.actualizado_at } : null;
+}
+
+export function readRecordPage(db: Database, snapshotId: number, after: string | null, limit: number): RecordRow[] {
+  const rows = (
+    after === null
+      ? cachedStatement(db, 'SELECT id_erp, pos, hash FROM records WHERE snapshot_id = ? ORDER BY id_erp LIMIT ?').raw().all(snapshotId, limit)
+      : cachedStatement(db, 'SELECT id_erp, pos, hash FROM records WHERE snapshot_id = ? AND id_erp > ? ORDER BY id_erp LIMIT ?')
+          .raw()
+          .all(snapshotId, after, limit)
+  ) as [string, number, Buffer][];
+  return rows.map(([idErp, pos, hash]) => ({ idErp, pos, hash }));
 }
 
 /**

@@ -139,7 +139,7 @@ export class SqliteStore extends SqliteAccounts implements Store {
    * read happens after the poll that delivered the request, hence after the commit; and the
    * flag is cleared in the check phase, before the next poll.
    */
-  private cachedLiveSnapshotId(companyId: number, kind: Kind): number | null {
+  cachedLiveSnapshotId(companyId: number, kind: Kind): number | null {
     if (!this.versionReadThisTurn) {
       this.versionReadThisTurn = true;
       setImmediate(this.endTurn);
@@ -170,6 +170,14 @@ export class SqliteStore extends SqliteAccounts implements Store {
 
   async readChunks(snapshotId: number, fromChunk: number, toChunk: number) {
     return snapshots.readChunks(this.db, snapshotId, fromChunk, toChunk);
+  }
+
+  readChunksNow(snapshotId: number, fromChunk: number, toChunk: number) {
+    return snapshots.readChunks(this.db, snapshotId, fromChunk, toChunk);
+  }
+
+  async readRecordPage(snapshotId: number, afterIdErp: string | null, limit: number) {
+    return snapshots.readRecordPage(this.db, snapshotId, afterIdErp, limit);
   }
 
   async writeSegments(snapshotId: number, list: readonly ChunkSegment[]) {
@@ -214,7 +222,8 @@ export class SqliteStore extends SqliteAccounts implements Store {
     return this.cachedRecord(snapshotId, idErp);
   }
 
-  private cachedRecord(snapshotId: number, idErp: string): RecordRef | null {
+  /** better-sqlite3 is synchronous: always known. */
+  cachedRecord(snapshotId: number, idErp: string): RecordRef | null {
     const hit = this.live.record(snapshotId, idErp);
     if (hit) return hit;
     const record = snapshots.findRecord(this.db, snapshotId, idErp);
