@@ -170,15 +170,30 @@ export class CachedChunkSource implements ChunkSource {
   private readonly loading = new Map<string, Promise<Chunk[]>>();
   private readonly loadingSegments = new Map<string, Promise<ChunkSegment[]>>();
   private bytes = 0;
+  /** What `stats()` reports (GET /metrics, metrics.ts). */
+  private readonly counts = { hits: 0, misses: 0, metaHits: 0, metaMisses: 0 };
 
   constructor(
     private readonly store: Store,
     private readonly budgetBytes: number,
   ) {}
 
+  /**
+   * Entries (chunks, segments, thin chunks, indexes) found in memory, and read
+   * from the store; snapshot metas apart (a small cache of their own). A lookup
+   * that misses on the synchronous path and is then read counts once as a miss.
+   */
+  stats(): ChunkCacheStats {
+    return { ...this.counts, bytes: this.bytes, budgetBytes: this.budgetBytes, entries: this.lru.size };
+  }
+
   async meta(snapshotId: number): Promise<SnapshotMeta | null> {
     const hit = this.metas.get(snapshotId);
-    if (hit) return hit;
+    if (hit) {
+      this.counts.metaHits++;
+      return hit;
+    }
+    this.counts.metaMisses++;
     const meta = await this.store.snapshotMeta(snapshotId);
     // Cached only once published: a staged snapshot's meta still lacks its publication time.
     if (meta && meta.publishedAt !== null) {
@@ -264,6 +279,7 @@ export class CachedChunkSource implements ChunkSource {
     if (hit) return hit;
     let p = this.loadingIndex.get(key);
     if (!p) {
+      this.counts.misses++;
       p = this.store.readIndex(meta.id, name).then((blob) => {
         const ix = blob && decodeIndex(blob);
         if (ix) this.remember(key, ix);
@@ -313,6 +329,7 @@ export class CachedChunkSource implements ChunkSource {
   private hit<T extends Cached>(key: string): T | undefined {
     const entry = this.lru.get(key);
     if (entry) {
+      this.counts.hits++;
       this.lru.delete(key);
       this.lru.set(key, entry);
     }
@@ -332,6 +349,7 @@ export class CachedChunkSource implements ChunkSource {
     let p = pending.get(key);
     if (!p) {
       p = read().then((entries) => {
+        this.counts.misses += entries.length;
         for (const e of entries) this.remember(keyOf(e), e);
         return entries;
       });
@@ -351,6 +369,17 @@ export class CachedChunkSource implements ChunkSource {
       this.bytes -= sizeOf(old);
     }
   }
+}
+
+/** The chunk cache's counters since the process started, and what it holds now. */
+export interface ChunkCacheStats {
+  hits: number;
+  misses: number;
+  metaHits: number;
+  metaMisses: number;
+  bytes: number;
+  budgetBytes: number;
+  entries: number;
 }
 
 const chunkKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}`;
