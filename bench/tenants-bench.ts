@@ -23,7 +23,7 @@ import { loadavg } from 'node:os';
 import { CLIENT_CPU, SERVER_CPU, type BenchContext } from './bench-context.js';
 import { freshDatabase, type Backend, type BenchDatabase } from './databases.js';
 import { DIST, MIRADOR, freePort, miradorEnv, run, startServer, type Env, type Server } from './processes.js';
-import { arg } from './soak.js';
+import { arg, sampleMemory, type MemorySample } from './soak.js';
 import { FULL_COMPANIES, planTenants, totalRecords } from './tenants-plan.js';
 import { databaseBytes, loadTenants, type LoadFigures, type Tenant } from './tenants-load.js';
 import { filterValues, MIX, WRK_SCRIPT, writeRequestLines } from './tenants-requests.js';
@@ -45,6 +45,8 @@ interface Measured {
   metaHitRate: number;
   maxRssMb: number;
   cacheBytesMb: number;
+  /** The server's memory at the end of the measurement: what its RSS is made of. */
+  memory: MemorySample;
   profile?: string;
 }
 
@@ -132,6 +134,7 @@ async function measureAll(
         const rss = sampleRss(server.child.pid!);
         const r = await wrk(server.base, script, files[mix], Math.floor(o.lineCount / 2), o.seconds, ctx.connections);
         const maxRss = rss.stop();
+        const memory = await sampleMemory(server.base, server.child.pid!, o.seconds);
         const after = await scrape(server.base);
         const d = (name: string) => (after.values[name] ?? 0) - (before.values[name] ?? 0);
         const statuses: Record<string, number> = {};
@@ -146,6 +149,7 @@ async function measureAll(
           metaHitRate: d('mirador_snapshot_meta_cache_hits_total') / Math.max(1, d('mirador_snapshot_meta_cache_hits_total') + d('mirador_snapshot_meta_cache_misses_total')),
           maxRssMb: maxRss / 1024 / 1024,
           cacheBytesMb: (after.values.mirador_chunk_cache_bytes ?? 0) / 1024 / 1024,
+          memory,
         };
       } finally {
         await server.stop();
@@ -156,6 +160,12 @@ async function measureAll(
         `  ${mix.padEnd(6)} CHUNK_CACHE_MB=${String(cacheMb).padEnd(4)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50Ms.toFixed(2)} ms  p99 ${m.p99Ms.toFixed(2)} ms  ` +
           `hit rate ${(m.hitRate * 100).toFixed(1)}% (metas ${(m.metaHitRate * 100).toFixed(1)}%)  RSS ≤ ${m.maxRssMb.toFixed(0)} MB  ` +
           `statuses ${JSON.stringify(m.statuses)}  bad ${m.bad}  (load average ${load()})`,
+      );
+      const mb = (b: number) => (b / 1024 / 1024).toFixed(0);
+      const other = m.memory.rssAnon - m.memory.heapTotal - m.memory.external;
+      say(
+        `         memory at the end: RSS ${mb(m.memory.rss)} MB = heap ${mb(m.memory.heapUsed)}/${mb(m.memory.heapTotal)} (used/total) + external (Buffers) ${mb(m.memory.external)}` +
+          ` + other anon ${mb(other)} (SQLite, malloc, threads) + file/shm ${mb(m.memory.rssFileShmem)}; chunk cache holds ${m.cacheBytesMb.toFixed(0)} MB`,
       );
       if (m.profile) say(m.profile);
     }
