@@ -25,7 +25,7 @@ import { freshDatabase, type Backend, type BenchDatabase } from './databases.js'
 import { DIST, MIRADOR, freePort, miradorEnv, run, startServer, type Env, type Server } from './processes.js';
 import { arg, sampleMemory, type MemorySample } from './soak.js';
 import { FULL_COMPANIES, planTenants, totalRecords } from './tenants-plan.js';
-import { databaseBytes, loadTenants, type LoadFigures, type Tenant } from './tenants-load.js';
+import { databaseBreakdown, databaseBytes, loadTenants, type LoadFigures, type Tenant } from './tenants-load.js';
 import { filterValues, MIX, WRK_SCRIPT, writeRequestLines } from './tenants-requests.js';
 
 const WRK = '/usr/bin/wrk';
@@ -71,10 +71,12 @@ export async function tenantsBench(ctx: BenchContext): Promise<void> {
       await db.settle();
       const dbBytes = await databaseBytes(db.url);
       say(describeLoad(figures, dbBytes));
+      const breakdown = await databaseBreakdown(db);
+      say(`  largest tables (MiB, with their indexes${db.backend === 'postgres' ? ' and TOAST' : ''}): ${breakdown.map(([n, m]) => `${n} ${m}`).join(', ')}`);
       const rows = await measureAll(ctx, db, tenants, { seconds, warmup, lowCacheMb, lineCount, profile }, say);
       const table = resultTable(rows);
       say(table);
-      ctx.report.record(`tenants-${backend}`, { companies, scale, seconds, warmup, connections: ctx.connections, load: figures, databaseBytes: dbBytes, rows, table });
+      ctx.report.record(`tenants-${backend}`, { companies, scale, seconds, warmup, connections: ctx.connections, load: figures, databaseBytes: dbBytes, breakdown, rows, table });
     } finally {
       await db.drop();
     }
@@ -129,7 +131,9 @@ async function measureAll(
       const server = await startMirador(env, SERVER_CPU, o.profile, profDir ?? ctx.outDir);
       let m: Measured;
       try {
-        await wrk(server.base, script, files[mix], 0, o.warmup, ctx.connections);
+        const warm = await wrk(server.base, script, files[mix], 0, o.warmup, ctx.connections);
+        // The measurement starts at the middle of the lines: a warm-up past it would replay them warm.
+        if (warm.requests > o.lineCount / 2) say(`  warning: the warm-up sent ${warm.requests} requests, past the measurement's first line: use --lines ${4 * warm.requests}`);
         const before = await scrape(server.base);
         const rss = sampleRss(server.child.pid!);
         const r = await wrk(server.base, script, files[mix], Math.floor(o.lineCount / 2), o.seconds, ctx.connections);

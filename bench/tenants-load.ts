@@ -146,3 +146,34 @@ export async function databaseBytes(databaseUrl: string): Promise<number> {
     await store.close();
   }
 }
+
+/**
+ * The largest tables and indexes, in MiB: what the database's size is made
+ * of. SQLite: the dbstat table (one scan of the file); PostgreSQL:
+ * pg_total_relation_size (TOAST and indexes with their table).
+ */
+export async function databaseBreakdown(db: { backend: 'sqlite' | 'postgres'; url: string; path: string | null }): Promise<[string, number][]> {
+  const mib = (b: number) => Math.round((b / 1024 / 1024) * 10) / 10;
+  if (db.backend === 'sqlite') {
+    const { default: Database } = await import('better-sqlite3');
+    const conn = new Database(db.path!, { readonly: true });
+    try {
+      const rows = conn.prepare('SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC LIMIT 12').all() as { name: string; bytes: number }[];
+      return rows.map((r) => [r.name, mib(r.bytes)]);
+    } finally {
+      conn.close();
+    }
+  }
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    const r = await client.query<{ name: string; bytes: string }>(
+      `SELECT relname AS name, pg_total_relation_size(oid)::text AS bytes FROM pg_class
+        WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace ORDER BY pg_total_relation_size(oid) DESC LIMIT 12`,
+    );
+    return r.rows.map((row) => [row.name, mib(Number(row.bytes))]);
+  } finally {
+    await client.end();
+  }
+}
