@@ -15,6 +15,9 @@
  *   npm run bench -- storage           database size over 30 nightly re-imports (--nights N --changes N --retention-days D)
  *   npm run bench -- offset-latency    median latency of limit=100 at offset 0 and at the end (issue 2)
  *   npm run bench -- webhooks          events delivered per second, import end → delivery delay (issue 19)
+ *   npm run bench -- tenants           1,000 companies (~3 million records) loaded through the import pipeline, then a
+ *                                      mixed load over them (Zipf) against the largest alone, CHUNK_CACHE_MB default
+ *                                      and 32 (--companies N --scale F --seconds N --warmup N --cache-mb N --profile)
  *   npm run bench -- quick             api, import and workers on 10,000 customers, short rounds
  *
  * Options: --customers N, --rounds N, --seconds N, --connections N,
@@ -42,6 +45,7 @@ import { storageBench } from './storage-bench.js';
 import { Report } from './report.js';
 import { workersBench } from './workers-bench.js';
 import { webhooksBench } from './webhooks-bench.js';
+import { tenantsBench } from './tenants-bench.js';
 
 interface Subcommand {
   describe: string;
@@ -96,6 +100,8 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   storage: { describe: 'database size over nightly re-imports (--nights N)', run: (ctx) => storageBench(ctx) },
   'offset-latency': { describe: 'median latency of a page at offset 0 and at the end (issue 2)', run: (ctx) => offsetLatency(ctx) },
   webhooks: { describe: 'events delivered per second; import end → delivery delay (issue 19)', run: (ctx) => webhooksBench(ctx) },
+  // Not in "all": loading 3 million records takes a while (--quick: 100 companies at a tenth).
+  tenants: { describe: '1,000 companies, mixed load over them (Zipf) vs one alone (--companies N --scale F)', run: (ctx) => tenantsBench(ctx) },
 };
 
 /** bench/offset-latency.ts is a script of its own (in-process server, sequential requests): run it as one. */
@@ -133,6 +139,11 @@ async function main() {
       nights: { type: 'string' },
       changes: { type: 'string' },
       'retention-days': { type: 'string' },
+      // The tenants benchmark's (read by tenants-bench.ts).
+      scale: { type: 'string' },
+      warmup: { type: 'string' },
+      lines: { type: 'string' },
+      profile: { type: 'boolean' },
     },
   });
   const name = positionals[0] ?? 'all';

@@ -137,12 +137,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const sandbox = deps.sandbox ?? new SandboxSnapshots();
   const counter = createRateCounter(config.redisUrl, deps.logger);
   const compressed = new CompressedBodyCache(Math.max(16 * 1024 * 1024, config.chunkCacheBytes / 2));
+  const chunkSource = new CachedChunkSource(store, config.chunkCacheBytes);
+  metrics.watchChunkCache(() => chunkSource.stats());
   const keyLimiter = new RateLimiter(counter, config.rateLimitPerMinute, deps.logger);
   const sandboxLimiter = new RateLimiter(counter, config.sandboxRateLimitPerMinute, deps.logger);
   registerApiRoutes(fastify, {
     store,
     credentials,
-    chunkSource: new CachedChunkSource(store, config.chunkCacheBytes),
+    chunkSource,
     sandbox,
     compressed,
     keyLimiter,

@@ -1,6 +1,7 @@
 /** Prometheus metrics (prom-client): HTTP requests and latency, imports. */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ImportReport } from '../imports/import-report.js';
+import type { ChunkCacheStats } from './api/cached-chunk-source.js';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -20,8 +21,16 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** The API's chunk cache, once the app has made it (see `watchChunkCache`). */
+  private chunkCache: (() => ChunkCacheStats) | null = null;
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'mirador_' });
+  }
+
+  /** Reports the chunk cache's hits, misses and size at each scrape. */
+  watchChunkCache(stats: () => ChunkCacheStats) {
+    this.chunkCache = stats;
   }
 
   /** `route` is the route template (never a concrete id), or `unmatched`. */
@@ -33,7 +42,7 @@ export class Metrics {
 
   /** Everything, in the Prometheus text format. */
   async text(): Promise<string> {
-    return (await this.registry.metrics()) + this.http.text();
+    return (await this.registry.metrics()) + this.http.text() + chunkCacheText(this.chunkCache?.());
   }
 
   observeImport(report: Pick<ImportReport, 'kind' | 'status' | 'rows_read' | 'duration_ms'>) {
@@ -100,6 +109,33 @@ export class RequestMetrics {
     }
     return `\n${counter.join('\n')}\n\n${histogram.join('\n')}\n`;
   }
+}
+
+/** The chunk cache's series (CHUNK_CACHE_MB); nothing before the API has one. */
+function chunkCacheText(s: ChunkCacheStats | undefined): string {
+  if (!s) return '';
+  return [
+    '',
+    '# HELP mirador_chunk_cache_hits_total Chunks, gzip segments, thin chunks and filter indexes found in the chunk cache.',
+    '# TYPE mirador_chunk_cache_hits_total counter',
+    `mirador_chunk_cache_hits_total ${s.hits}`,
+    '# HELP mirador_chunk_cache_misses_total Chunks, gzip segments, thin chunks and filter indexes read from the store.',
+    '# TYPE mirador_chunk_cache_misses_total counter',
+    `mirador_chunk_cache_misses_total ${s.misses}`,
+    '# HELP mirador_snapshot_meta_cache_hits_total Snapshot metas found in memory.',
+    '# TYPE mirador_snapshot_meta_cache_hits_total counter',
+    `mirador_snapshot_meta_cache_hits_total ${s.metaHits}`,
+    '# HELP mirador_snapshot_meta_cache_misses_total Snapshot metas read from the store.',
+    '# TYPE mirador_snapshot_meta_cache_misses_total counter',
+    `mirador_snapshot_meta_cache_misses_total ${s.metaMisses}`,
+    '# HELP mirador_chunk_cache_bytes Bytes held by the chunk cache.',
+    '# TYPE mirador_chunk_cache_bytes gauge',
+    `mirador_chunk_cache_bytes ${s.bytes}`,
+    '# HELP mirador_chunk_cache_budget_bytes The chunk cache\'s budget (CHUNK_CACHE_MB).',
+    '# TYPE mirador_chunk_cache_budget_bytes gauge',
+    `mirador_chunk_cache_budget_bytes ${s.budgetBytes}`,
+    '',
+  ].join('\n');
 }
 
 /** The text format's escapes for a label value. */

@@ -47,6 +47,8 @@ export class CachedChunkSource implements ChunkSource {
   private readonly loading = new Map<string, Promise<Chunk[]>>();
   private readonly loadingSegments = new Map<string, Promise<ChunkSegment[]>>();
   private bytes = 0;
+  /** What `stats()` reports (GET /metrics, metrics.ts). */
+  private readonly counts = { hits: 0, misses: 0, metaHits: 0, metaMisses: 0 };
 
   constructor(
     private readonly store: Store,
@@ -134,21 +136,40 @@ export class CachedChunkSource implements ChunkSource {
     return p;
   }
 
+  /**
+   * Entries (chunks, segments, thin chunks, indexes) found in memory, and read
+   * from the store; snapshot metas apart (a small cache of their own). A lookup
+   * that misses on the synchronous path and is then read counts once as a miss.
+   */
+  stats(): ChunkCacheStats {
+    return { ...this.counts, bytes: this.bytes, budgetBytes: this.budgetBytes, entries: this.lru.size };
+  }
+
   async meta(snapshotId: number): Promise<SnapshotMeta | null> {
-    const hit = this.metas.get(snapshotId);
-    if (hit) return hit;
+    const hit = this.cachedMeta(snapshotId);
+    if (hit) {
+      this.counts.metaHits++;
+      return hit;
+    }
+    this.counts.metaMisses++;
     const meta = await this.store.snapshotMeta(snapshotId);
     // Cached only once published: a staged snapshot's meta still lacks its publication time.
     if (meta && meta.publishedAt !== null) {
-      // Metas are small; a few hundred cover every live and recently superseded snapshot.
-      if (this.metas.size >= 512) this.metas.delete(this.metas.keys().next().value!);
+      // Least recently used out: a thousand companies have 4,000 live snapshots, and the ones
+      // asked for most must stay (oldest-inserted eviction hit about half the time there).
+      if (this.metas.size >= MAX_METAS) this.metas.delete(this.metas.keys().next().value!);
       this.metas.set(snapshotId, meta);
     }
     return meta;
   }
 
   cachedMeta(snapshotId: number): SnapshotMeta | undefined {
-    return this.metas.get(snapshotId);
+    const hit = this.metas.get(snapshotId);
+    if (hit) {
+      this.metas.delete(snapshotId);
+      this.metas.set(snapshotId, hit);
+    }
+    return hit;
   }
 
   /** In memory, or read at once (and kept) from a store that reads synchronously (`Store.readChunksNow`). */
@@ -231,6 +252,7 @@ export class CachedChunkSource implements ChunkSource {
     if (hit) return hit;
     let p = this.loadingIndex.get(key);
     if (!p) {
+      this.counts.misses++;
       p = this.store.readIndex(meta.id, name).then((blob) => {
         const ix = blob && decodeIndex(blob);
         if (ix) this.remember(key, ix);
@@ -280,6 +302,7 @@ export class CachedChunkSource implements ChunkSource {
   private hit<T extends Cached>(key: string): T | undefined {
     const entry = this.lru.get(key);
     if (entry) {
+      this.counts.hits++;
       this.lru.delete(key);
       this.lru.set(key, entry);
     }
@@ -299,6 +322,7 @@ export class CachedChunkSource implements ChunkSource {
     let p = pending.get(key);
     if (!p) {
       p = read().then((entries) => {
+        this.counts.misses += entries.length;
         for (const e of entries) this.remember(keyOf(e), e);
         return entries;
       });
@@ -319,6 +343,20 @@ export class CachedChunkSource implements ChunkSource {
     }
   }
 }
+
+/** The chunk cache's counters since the process started, and what it holds now. */
+export interface ChunkCacheStats {
+  hits: number;
+  misses: number;
+  metaHits: number;
+  metaMisses: number;
+  bytes: number;
+  budgetBytes: number;
+  entries: number;
+}
+
+/** Snapshot metas kept (a few hundred bytes each, more for a large snapshot's chunk starts). */
+const MAX_METAS = 4096;
 
 const chunkKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}`;
 const segmentKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}:z`;
