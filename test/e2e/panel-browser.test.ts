@@ -15,14 +15,15 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Store } from '../../src/store/store.js';
-import { browserSkip, DESKTOP, focusVisible, launchChromium, newContext, screenshot, seriousViolations, watchForErrors } from '../helpers/browser.js';
+import { browserSkip, DESKTOP, focusVisible, launchChromium, newContext, screenshot, axeViolations, watchForErrors } from '../helpers/browser.js';
 import { bearer, request } from '../helpers/http.js';
 import { companyWithAdmin, credentialFor, startPanelServer, waitForImport, type PanelServer } from '../helpers/panel.js';
 import { sqliteFactory, tempDir } from '../helpers/stores.js';
+import { HANG_GUARD_MS } from '../helpers/timing.js';
 
 const SAMPLES = new URL('../../../test/fixtures/csv/samples/', import.meta.url);
 
-describe('panel in Chromium', { skip: browserSkip(), timeout: 600_000 }, () => {
+describe('panel in Chromium', { skip: browserSkip(), timeout: HANG_GUARD_MS }, () => {
   let store: Store;
   let cleanup: () => Promise<void>;
   let server: PanelServer;
@@ -49,7 +50,7 @@ describe('panel in Chromium', { skip: browserSkip(), timeout: 600_000 }, () => {
   });
 
   async function noProblems(name: string) {
-    assert.deepEqual(await seriousViolations(page), [], `axe on ${name}`);
+    assert.deepEqual(await axeViolations(page), [], `axe on ${name}`);
     assert.deepEqual(errors, [], `errors on ${name}`);
     await screenshot(page, name);
   }
@@ -103,9 +104,13 @@ describe('panel in Chromium', { skip: browserSkip(), timeout: 600_000 }, () => {
         g.progressSeen = [];
         const bar = g.document.getElementById('import-progress');
         new g.MutationObserver(() => g.progressSeen.push(Number(bar.value))).observe(bar, { attributes: true, attributeFilter: ['value'] });
+        // The upload step's states likewise: 'active' can last less than a poll.
+        g.uploadStates = [];
+        const step = g.document.querySelector('[data-step="upload"]');
+        new g.MutationObserver(() => g.uploadStates.push(step.dataset.state)).observe(step, { attributes: true, attributeFilter: ['data-state'] });
       });
       await page.click('#upload-form button[type=submit]');
-      await page.waitForSelector('[data-step="upload"][data-state="active"]');
+      await page.waitForFunction(() => (globalThis as any).uploadStates.includes('active'));
       await page.waitForFunction(() => (globalThis as any).progressSeen.some((v: number) => v > 0 && v < 100));
       await page.waitForSelector('#import-status:has-text("En cola")');
       assert.equal(await page.getAttribute('[data-step="upload"]', 'data-state'), 'done');

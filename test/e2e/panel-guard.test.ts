@@ -13,10 +13,11 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { Store } from '../../src/store/store.js';
 import { writeGuard } from '../../src/imports/deletion-guard.js';
-import { browserSkip, DESKTOP, launchChromium, MOBILE, newContext, screenshot, seriousViolations, signInThroughForm, watchForErrors } from '../helpers/browser.js';
+import { browserSkip, DESKTOP, launchChromium, MOBILE, newContext, screenshot, axeViolations, signInThroughForm, watchForErrors } from '../helpers/browser.js';
 import { csv } from '../helpers/csv.js';
 import { companyWithAdmin, startPanelServer, waitForImport, type PanelServer } from '../helpers/panel.js';
 import { sqliteFactory } from '../helpers/stores.js';
+import { HANG_GUARD_MS } from '../helpers/timing.js';
 
 declare const document: any;
 declare const window: any;
@@ -28,7 +29,7 @@ async function* once(bytes: Buffer) {
 const products = (n: number) =>
   csv([['CODIGO', 'DESCRIPCION', 'PRECIO_VENTA'], ...Array.from({ length: n }, (_, i) => [`ART-${String(i + 1).padStart(4, '0')}`, `Tornillo hexagonal DIN 933 M${8 + (i % 6)} x ${40 + i} cincado`, '0,35'])]);
 
-describe('the guard decision in Chromium', { skip: browserSkip(), timeout: 600_000 }, () => {
+describe('the guard decision in Chromium', { skip: browserSkip(), timeout: HANG_GUARD_MS }, () => {
   let store: Store;
   let cleanup: () => Promise<void>;
   let server: PanelServer;
@@ -62,7 +63,7 @@ describe('the guard decision in Chromium', { skip: browserSkip(), timeout: 600_0
 
   async function audit(page: Page, errors: string[], name: string) {
     await screenshot(page, name);
-    assert.deepEqual(await seriousViolations(page), [], `axe on ${name}`);
+    assert.deepEqual(await axeViolations(page), [], `axe on ${name}`);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `${name} is ${overflow}px wider than the viewport`);
     assert.deepEqual(errors, [], `errors on ${name}`);

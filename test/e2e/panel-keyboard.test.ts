@@ -11,6 +11,7 @@ import type { Store } from '../../src/store/store.js';
 import { browserSkip, DESKTOP, focusVisible, launchChromium, MOBILE, newContext, watchForErrors } from '../helpers/browser.js';
 import { companyWithAdmin, startPanelServer, type PanelServer } from '../helpers/panel.js';
 import { sqliteFactory } from '../helpers/stores.js';
+import { HANG_GUARD_MS } from '../helpers/timing.js';
 
 declare const document: any;
 
@@ -33,7 +34,7 @@ async function tabTo(page: Page, selector: string, max = 40): Promise<number> {
   throw new Error(`${max} presses of Tab did not reach ${selector}`);
 }
 
-describe('the key flow with the keyboard alone', { skip: browserSkip(), timeout: 600_000 }, () => {
+describe('the key flow with the keyboard alone', { skip: browserSkip(), timeout: HANG_GUARD_MS }, () => {
   let store: Store;
   let cleanup: () => Promise<void>;
   let server: PanelServer;

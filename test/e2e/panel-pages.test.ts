@@ -8,10 +8,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { Store } from '../../src/store/store.js';
-import { browserSkip, DESKTOP, launchChromium, MOBILE, newContext, screenshot, seriousViolations, signInThroughForm, watchForErrors } from '../helpers/browser.js';
+import { browserSkip, DESKTOP, launchChromium, MOBILE, newContext, screenshot, axeViolations, seriousViolations, signInThroughForm, watchForErrors } from '../helpers/browser.js';
 import { csv } from '../helpers/csv.js';
 import { companyWithAdmin, credentialFor, startPanelServer, waitForImport, type PanelServer } from '../helpers/panel.js';
 import { sqliteFactory } from '../helpers/stores.js';
+import { HANG_GUARD_MS } from '../helpers/timing.js';
 
 declare const document: any;
 
@@ -19,7 +20,7 @@ async function* once(bytes: Buffer) {
   yield bytes;
 }
 
-describe('panel pages: accessibility, layout and screenshots', { skip: browserSkip(), timeout: 600_000 }, () => {
+describe('panel pages: accessibility, layout and screenshots', { skip: browserSkip(), timeout: HANG_GUARD_MS }, () => {
   let store: Store;
   let cleanup: () => Promise<void>;
   let server: PanelServer;
@@ -68,7 +69,7 @@ describe('panel pages: accessibility, layout and screenshots', { skip: browserSk
 
   async function check(page: Page, errors: string[], name: string) {
     await screenshot(page, name);
-    assert.deepEqual(await seriousViolations(page), [], `axe on ${name}`);
+    assert.deepEqual(await axeViolations(page), [], `axe on ${name}`);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `${name} is ${overflow}px wider than the viewport`);
     // On a phone, tables are stacked cards: nothing is hidden off to the side inside them either.

@@ -15,13 +15,14 @@ import type { Store } from '../../src/store/store.js';
 import { browserSkip, DESKTOP, launchChromium, newContext, screenshot, signInThroughForm, watchForErrors } from '../helpers/browser.js';
 import { companyWithAdmin, startPanelServer, waitForImport, type PanelServer } from '../helpers/panel.js';
 import { sqliteFactory } from '../helpers/stores.js';
+import { HANG_GUARD_MS } from '../helpers/timing.js';
 
 declare const document: any;
 declare const window: any;
 
 const HOSTILE = readFileSync(fileURLToPath(new URL('../../../test/fixtures/csv/hostile.csv', import.meta.url)));
 
-describe('panel escaping in Chromium', { skip: browserSkip(), timeout: 600_000 }, () => {
+describe('panel escaping in Chromium', { skip: browserSkip(), timeout: HANG_GUARD_MS }, () => {
   let store: Store;
   let cleanup: () => Promise<void>;
   let server: PanelServer;
