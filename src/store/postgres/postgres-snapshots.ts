@@ -12,6 +12,8 @@
  *   `row_number()` pass, and the items are read back in list order through a
  *   cursor to lay out chunks, which go in with COPY again. When ids stop
  *   arriving in order midway, what was written in order is moved to the stage.
+ * When the comparison finds nothing inserted, updated or deleted (and the spec
+ * asks for it), nothing is laid out and the live snapshot is kept.
  * A failure anywhere rolls everything back: nothing is left behind, and
  * nothing is visible to readers until `publish`.
  */
@@ -23,7 +25,9 @@ import { IncreasingIds, LineNumbers } from '../arrival-order.js';
 import { LIVE_CHANNEL } from './postgres-live-listener.js';
 import {
   allInserted,
+  changesNothing,
   checkHashAlgorithm,
+  sameColumns,
   DEFAULT_TOMBSTONE_RETENTION_MS,
   DuplicateIdError,
   type SnapshotRef,
@@ -73,8 +77,8 @@ function newPublicId(): string {
 export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIterable<StagedRecord[]>): Promise<StagedSnapshot> {
   return db.tx(
     async (c) => {
-      const prev = await c.one<{ snapshot_id: number; hash_algorithm: string }>(
-        `SELECT l.snapshot_id, s.hash_algorithm FROM live_snapshots l JOIN snapshots s ON s.id = l.snapshot_id
+      const prev = await c.one<{ snapshot_id: number; hash_algorithm: string; columns: string[] }>(
+        `SELECT l.snapshot_id, s.hash_algorithm, s.columns FROM live_snapshots l JOIN snapshots s ON s.id = l.snapshot_id
          WHERE l.company_id = $1 AND l.kind = $2`,
         [spec.companyId, spec.kind],
       );
@@ -112,11 +116,21 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
       // Temporary tables are never analysed automatically; the joins below need the statistics.
       await c.run('ANALYZE stage');
       const changes = await detectChanges(c, total, prev?.snapshot_id ?? null);
+      if (spec.keepLiveWhenUnchanged && prev && changesNothing(changes) && sameColumns(liveColumns(prev.columns), spec.columns)) {
+        // Nothing to lay out: the live snapshot already holds exactly these items.
+        await c.run('DELETE FROM snapshots WHERE id = $1', [snapshotId]);
+        return { snapshotId: prev.snapshot_id, changes, previousId: prev.snapshot_id, keptLive: true };
+      }
       await layOut(c, snapshotId, spec.kind, total);
       return { snapshotId, changes, previousId: prev?.snapshot_id ?? null };
     },
     { unbounded: true },
   );
+}
+
+/** A snapshot's `columns` as the driver hands them: parsed JSON, or its text. */
+function liveColumns(stored: unknown): string[] {
+  return (typeof stored === 'string' ? JSON.parse(stored) : stored) as string[];
 }
 
 /** What `writeInOrder` wrote before a batch broke the order, and that batch. */
@@ -412,6 +426,21 @@ export async function publishSnapshot(
       await recordImportEnd(c, { importId: finish.importId, type: 'import.published', snapshot: snap.public_id, report: finish.report, at: now });
     }
     if (audit) await insertAudit(c, audit);
+  });
+}
+
+/** Ends an import whose file changed nothing: the live snapshot stays, untouched (see Store.keepLiveSnapshot). */
+export async function keepLiveSnapshot(db: Db, snapshotId: number, finish: { importId: number; report: unknown }) {
+  await db.tx(async (c) => {
+    // FOR SHARE: a publication of the same company and kind waits for this end, or this sees it.
+    const snap = await c.one<{ state: string; public_id: string }>('SELECT state, public_id FROM snapshots WHERE id = $1 FOR SHARE', [snapshotId]);
+    if (!snap || snap.state !== 'live') throw new Error(`snapshot ${snapshotId} is no longer live`);
+    const now = Date.now();
+    await c.run(
+      `UPDATE imports SET status = 'succeeded', finished_at = $1, report = $2, snapshot_id = $3, error = NULL WHERE id = $4`,
+      [now, JSON.stringify(finish.report), snapshotId, finish.importId],
+    );
+    await recordImportEnd(c, { importId: finish.importId, type: 'import.published', snapshot: snap.public_id, report: finish.report, at: now });
   });
 }
 

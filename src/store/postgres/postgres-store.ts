@@ -366,6 +366,10 @@ export class PostgresStore implements Store {
     return snapshots.writeSnapshot(this.db, spec, records);
   }
 
+  async keepLiveSnapshot(snapshotId: number, finish: { importId: number; report: unknown }) {
+    await snapshots.keepLiveSnapshot(this.db, snapshotId, finish);
+  }
+
   async publishSnapshot(
     snapshotId: number,
     finish?: { importId: number; report: unknown },

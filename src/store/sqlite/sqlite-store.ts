@@ -364,6 +364,10 @@ export class SqliteStore implements Store {
     return writeSnapshot(this.db, this.path, spec, records);
   }
 
+  async keepLiveSnapshot(snapshotId: number, finish: { importId: number; report: unknown }) {
+    snapshots.keepLiveSnapshot(this.db, snapshotId, finish);
+  }
+
   async publishSnapshot(
     snapshotId: number,
     finish?: { importId: number; report: unknown },
