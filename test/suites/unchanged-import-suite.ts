@@ -20,6 +20,7 @@ import { csv, customersCsv, CSV_CUSTOMER_HEADER } from '../helpers/csv.js';
 import { bearer, request } from '../helpers/http.js';
 import type { StoreFactory } from '../helpers/stores.js';
 import { companyWithKey, startServer, type TestServer } from '../helpers/test-server.js';
+import { signedIn } from '../helpers/panel.js';
 
 /** The rows of `customersCsv(n)`, without its header (the same cells, so the same items). */
 function customerRows(n: number): string[][] {
@@ -157,6 +158,19 @@ export function unchangedImportSuite(factory: StoreFactory) {
       assert.equal(published[1].data.snapshot, await publicIdOf(live));
       assert.equal(published[1].data.snapshot, published[0].data.snapshot, 'the live snapshot, the same as the first import’s');
       assert.deepEqual(published[1].data.counts, { inserted: 0, updated: 0, unchanged: 600, deleted: 0 });
+    });
+
+    test("the panel's import page says the live data was kept; a changed import's page does not", async () => {
+      const { company: c, client } = await signedIn(server, store, `unchanged-panel-${factory.name}`);
+      const first = await importFile(c.id, customersCsv(20));
+      const again = await importFile(c.id, customersCsv(20));
+      const kept = await client.get(`/panel/imports/${again.import_id}`);
+      assert.equal(kept.status, 200);
+      assert.match(kept.text, /id="unchanged-snapshot"[^>]*>El archivo no cambia nada: se mantienen los datos publicados/);
+      const published = await client.get(`/panel/imports/${first.import_id}`);
+      assert.doesNotMatch(published.text, /id="unchanged-snapshot"/);
+      const status = await client.get(`/panel/api/imports/${again.import_id}`, { accept: 'application/json' });
+      assert.equal(status.json().import.report.unchanged_snapshot, true, 'the status URL carries the report');
     });
 
     test('1 change publishes a new snapshot as before; so do rows in another order only when something differs', async () => {

@@ -7,10 +7,12 @@
  *   chunks go in with binary COPY as they stream in, while the CSV is still
  *   being parsed.
  * - Staged: otherwise. Records are streamed with binary COPY into a TEMP
- *   table (no WAL, dropped at commit), duplicates and changes against the
- *   live snapshot are found in SQL, positions are assigned by one
- *   `row_number()` pass, and the items are read back in list order through a
- *   cursor to lay out chunks, which go in with COPY again. When ids stop
+ *   table (no WAL, dropped at commit) — id, hash, time and where the item's
+ *   body is in a file of this process (body-file.ts), not the body itself —,
+ *   duplicates and changes against the live snapshot are found in SQL,
+ *   positions are assigned by one `row_number()` pass, and the records are
+ *   read back in list order through a cursor, their bodies from the file, to
+ *   lay out chunks, which go in with COPY. When ids stop
  *   arriving in order midway, what was written in order is moved to the stage.
  * When the comparison finds nothing inserted, updated or deleted (and the spec
  * asks for it), nothing is laid out and the live snapshot is kept.
@@ -18,8 +20,10 @@
  * nothing is visible to readers until `publish`.
  */
 import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import type { Kind } from '../../domain/kinds.js';
 import { CURRENT_HASH, type HashAlgorithm } from '../../domain/item-renderer.js';
+import { BodyFile } from '../body-file.js';
 import { ChunkBuilder, decodeUint32s, encodeUint32s, itemBodies } from '../chunk-builder.js';
 import { IncreasingIds, LineNumbers } from '../arrival-order.js';
 import { LIVE_CHANNEL } from './postgres-live-listener.js';
@@ -99,30 +103,34 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
         if (!('pending' in inOrder)) return { snapshotId, changes: allInserted(inOrder.count), previousId: null };
         written = inOrder;
       }
-      // `rid` keeps the order records arrived in, to name the first of duplicates.
+      // `rid` keeps the order records arrived in, to name the first of duplicates. The bodies
+      // stay in this process, in a file (`off`, `len`): see body-file.ts.
       await c.run(`CREATE TEMP TABLE stage (
         rid INTEGER NOT NULL, id_erp TEXT COLLATE "C" NOT NULL, line INTEGER NOT NULL,
-        hash BYTEA NOT NULL, body TEXT NOT NULL, ts BIGINT NOT NULL) ON COMMIT DROP`);
-      // Uncompressed: the rows live for one transaction, and pglz would cost more than it saves.
-      await c.run('ALTER TABLE stage ALTER COLUMN body SET STORAGE EXTERNAL');
-      let total = 0;
-      let rest: AsyncIterable<StagedRecord[]> = { [Symbol.asyncIterator]: () => source };
-      if (written) {
-        total = await moveToStage(c, snapshotId, spec.at, written);
-        rest = prepend(written.pending, source);
+        hash BYTEA NOT NULL, off BIGINT NOT NULL, len INTEGER NOT NULL, ts BIGINT NOT NULL) ON COMMIT DROP`);
+      const bodies = new BodyFile(tmpdir(), String(snapshotId));
+      try {
+        let total = 0;
+        let rest: AsyncIterable<StagedRecord[]> = { [Symbol.asyncIterator]: () => source };
+        if (written) {
+          total = await moveToStage(c, snapshotId, spec.at, written, bodies);
+          rest = prepend(written.pending, source);
+        }
+        total += await copyIn(c, 'stage', STAGE_COLUMNS, encodeStaged(rest, spec.at, total, bodies));
+        await rejectDuplicates(c);
+        // Temporary tables are never analysed automatically; the joins below need the statistics.
+        await c.run('ANALYZE stage');
+        const changes = await detectChanges(c, total, prev?.snapshot_id ?? null);
+        if (spec.keepLiveWhenUnchanged && prev && changesNothing(changes) && sameColumns(liveColumns(prev.columns), spec.columns)) {
+          // Nothing to lay out: the live snapshot already holds exactly these items.
+          await c.run('DELETE FROM snapshots WHERE id = $1', [snapshotId]);
+          return { snapshotId: prev.snapshot_id, changes, previousId: prev.snapshot_id, keptLive: true };
+        }
+        await layOut(c, snapshotId, spec.kind, total, bodies);
+        return { snapshotId, changes, previousId: prev?.snapshot_id ?? null };
+      } finally {
+        bodies.close();
       }
-      total += await copyIn(c, 'stage', ['rid', 'id_erp', 'line', 'hash', 'body', 'ts'], encodeStaged(rest, spec.at, total));
-      await rejectDuplicates(c);
-      // Temporary tables are never analysed automatically; the joins below need the statistics.
-      await c.run('ANALYZE stage');
-      const changes = await detectChanges(c, total, prev?.snapshot_id ?? null);
-      if (spec.keepLiveWhenUnchanged && prev && changesNothing(changes) && sameColumns(liveColumns(prev.columns), spec.columns)) {
-        // Nothing to lay out: the live snapshot already holds exactly these items.
-        await c.run('DELETE FROM snapshots WHERE id = $1', [snapshotId]);
-        return { snapshotId: prev.snapshot_id, changes, previousId: prev.snapshot_id, keptLive: true };
-      }
-      await layOut(c, snapshotId, spec.kind, total);
-      return { snapshotId, changes, previousId: prev?.snapshot_id ?? null };
     },
     { unbounded: true },
   );
@@ -226,7 +234,7 @@ async function markStaged(c: Conn, snapshotId: number, builder: ChunkBuilder) {
  * item in the chunks minus the time every one of them got (`at`). Returns how
  * many records were moved; their `rid` is their position (their arrival order).
  */
-async function moveToStage(c: Conn, snapshotId: number, at: number, written: OutOfOrder): Promise<number> {
+async function moveToStage(c: Conn, snapshotId: number, at: number, written: OutOfOrder, file: BodyFile): Promise<number> {
   const id = Number(snapshotId);
   await c.run(`DECLARE written_chunks NO SCROLL CURSOR FOR SELECT offsets, bytes FROM chunks WHERE snapshot_id = ${id} ORDER BY chunk_no`);
   await c.run(`DECLARE written_records NO SCROLL CURSOR FOR SELECT id_erp, hash FROM records WHERE snapshot_id = ${id} ORDER BY pos`);
@@ -239,11 +247,11 @@ async function moveToStage(c: Conn, snapshotId: number, at: number, written: Out
       const bodies = itemBodies(decodeUint32s(chunk.offsets), chunk.bytes, at);
       const refs = await c.rows<{ id_erp: string; hash: Buffer }>(`FETCH ${bodies.length} FROM written_records`);
       for (const [k, body] of bodies.entries()) {
-        enc.row(6).int4(pos).text(refs[k]!.id_erp).int4(written.lines.at(pos)).bytes(refs[k]!.hash).bytes(body).int8(at);
+        enc.row(7).int4(pos).text(refs[k]!.id_erp).int4(written.lines.at(pos)).bytes(refs[k]!.hash).int8(file.append(body)).int4(body.length).int8(at);
         pos++;
       }
     }
-    await copyIn(c, 'stage', ['rid', 'id_erp', 'line', 'hash', 'body', 'ts'], [enc.take(true)]);
+    await copyIn(c, 'stage', STAGE_COLUMNS, [enc.take(true)]);
   }
   await c.run('CLOSE written_chunks');
   await c.run('CLOSE written_records');
@@ -264,12 +272,13 @@ async function* prepend<T>(first: T, source: AsyncIterator<T>): AsyncGenerator<T
   }
 }
 
-async function* encodeStaged(records: AsyncIterable<StagedRecord[]>, at: number, firstRid: number): AsyncGenerator<Buffer> {
+const STAGE_COLUMNS = ['rid', 'id_erp', 'line', 'hash', 'off', 'len', 'ts'];
+
+async function* encodeStaged(records: AsyncIterable<StagedRecord[]>, at: number, firstRid: number, file: BodyFile): AsyncGenerator<Buffer> {
   const enc = new CopyEncoder();
   let rid = firstRid;
   for await (const batch of records) {
-    // Binary COPY of text is its UTF-8 bytes: the body goes in as rendered.
-    for (const r of batch) enc.row(6).int4(rid++).text(r.idErp).int4(r.line).bytes(r.hash).bytes(r.body).int8(at);
+    for (const r of batch) enc.row(7).int4(rid++).text(r.idErp).int4(r.line).bytes(r.hash).int8(file.append(r.body)).int4(r.body.length).int8(at);
     if (enc.size >= COPY_FLUSH_BYTES) yield enc.take();
   }
   yield enc.take(true);
@@ -321,7 +330,7 @@ async function detectChanges(c: Conn, total: number, prev: number | null): Promi
 }
 
 /** Assigns positions in SQL, then reads items in list order to write chunks. */
-async function layOut(c: Conn, snapshotId: number, kind: Kind, total: number) {
+async function layOut(c: Conn, snapshotId: number, kind: Kind, total: number, file: BodyFile) {
   await c.run('CREATE INDEX stage_order ON stage (ts, id_erp)');
   await c.run(
     `INSERT INTO records (snapshot_id, id_erp, pos, actualizado_at, hash)
@@ -329,11 +338,11 @@ async function layOut(c: Conn, snapshotId: number, kind: Kind, total: number) {
     [snapshotId],
   );
   // The same order as the positions above: (ts, id_erp) is unique, so the order is total.
-  await c.run('DECLARE ordered NO SCROLL CURSOR FOR SELECT body, ts FROM stage ORDER BY ts, id_erp');
+  await c.run('DECLARE ordered NO SCROLL CURSOR FOR SELECT off, len, ts FROM stage ORDER BY ts, id_erp');
   // Views: each page's COPY of chunks has completed before the builder writes over them.
   const builder = new ChunkBuilder({ views: true, kind });
   const fetch = () => {
-    const page = c.rows<{ body: string; ts: number }>(`FETCH ${FETCH_ROWS} FROM ordered`);
+    const page = c.rows<{ off: number; len: number; ts: number }>(`FETCH ${FETCH_ROWS} FROM ordered`);
     page.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
     return page;
   };
@@ -344,8 +353,9 @@ async function layOut(c: Conn, snapshotId: number, kind: Kind, total: number) {
     // The server reads the next page while this one is laid out (its COPY queues behind).
     next = fetch();
     const done: Chunk[] = [];
-    for (const r of rows) {
-      const chunk = builder.add(r.body, r.ts);
+    const bodies = file.read(rows);
+    for (let k = 0; k < rows.length; k++) {
+      const chunk = builder.add(bodies[k]!, rows[k]!.ts);
       if (chunk) done.push(chunk);
     }
     await writeChunks(c, snapshotId, done);
