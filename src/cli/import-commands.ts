@@ -301,6 +301,7 @@ function describeReport(slug: string, job: ImportJob, report: ImportReport | nul
     `  rows read ${report.rows_read}, inserted ${report.inserted}, updated ${report.updated}, unchanged ${report.unchanged}, deleted ${report.deleted}`,
     `  ${shape.filter((part) => part !== null).join(', ')}`,
   ];
+  if (report.unchanged_snapshot) lines.push('  nothing changed: the live snapshot was kept as it was (not rewritten; ETags stay valid).');
   const fields = Object.entries(report.mapping);
   if (fields.length > 0) {
     lines.push('  mapping (field <- column):');

@@ -1,7 +1,8 @@
 /**
  * Applies one claimed import: reads the stored upload, maps and normalises
- * each row, writes a new snapshot and publishes it — or fails the import,
- * leaving the live snapshot untouched. Never throws for a bad file: the
+ * each row, writes a new snapshot and publishes it — or, when the file
+ * changes nothing, keeps the live snapshot (`unchanged_snapshot`) — or fails
+ * the import, leaving the live snapshot untouched. Never throws for a bad file: the
  * outcome is in the returned report.
  */
 import { snapshotSpec, stageBatch } from '../snapshots/write-records.js';
@@ -88,6 +89,7 @@ function begin(target: ImportTarget): Progress {
       guard: null,
       column_drift: null,
       other_kind: null,
+      unchanged_snapshot: false,
       warnings: { count: 0, items: warnings.items },
       bytes: target.sizeBytes,
       duration_ms: 0,
@@ -144,7 +146,10 @@ async function writeImport(
     }
   }
   const snapshot = await store.writeSnapshot(
-    snapshotSpec({ companyId: target.companyId, kind: target.kind, columns: head.columns, at: progress.started, importId: target.id }, hashAlgorithm),
+    {
+      ...snapshotSpec({ companyId: target.companyId, kind: target.kind, columns: head.columns, at: progress.started, importId: target.id }, hashAlgorithm),
+      keepLiveWhenUnchanged: true,
+    },
     staged(),
   );
   Object.assign(report, {
@@ -170,6 +175,13 @@ async function conclude(
 ): Promise<ImportReport> {
   const { report } = progress;
   report.status = 'succeeded';
+  if (snapshot.keptLive) {
+    // Nothing changed: no guard can trip (nothing removed, the live columns), nothing is published.
+    report.unchanged_snapshot = true;
+    await finish(store, job, progress);
+    await store.keepLiveSnapshot(snapshot.snapshotId, { importId: job.id, report });
+    return report;
+  }
   const guard = await readGuard(store, job.companyId);
   if (guardTrips(guard, snapshot.changes)) {
     report.guard = {
@@ -277,7 +289,7 @@ export async function applyPreparedImport(
     (await store.liveSnapshotId(job.companyId, job.kind)) === prepared.snapshot.previousId &&
     sameMapping(await store.getMapping(job.companyId, job.kind), prepared.override);
   if (!stands) {
-    await store.discardSnapshot(prepared.snapshot.snapshotId);
+    if (!prepared.snapshot.keptLive) await store.discardSnapshot(prepared.snapshot.snapshotId);
     return null;
   }
   try {

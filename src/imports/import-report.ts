@@ -29,6 +29,13 @@ export interface ImportReport {
   column_drift?: ColumnDrift | null;
   /** Set when the column-drift guard held the first data of a kind: the header fits another kind clearly better. */
   other_kind?: OtherKind | null;
+  /**
+   * True when the import succeeded without changing anything (no record
+   * inserted, updated or deleted, the same columns): the live snapshot was
+   * kept as it was, nothing rewritten, and its ETags stay valid.
+   * (Absent from reports written before this existed.)
+   */
+  unchanged_snapshot?: boolean;
   warnings: { count: number; items: ImportWarning[] };
   bytes: number;
   duration_ms: number;

@@ -97,5 +97,5 @@ export async function queueLocalFile(
 
 /** Removes a prepared snapshot that will not be used; null when there is none. */
 export async function discard(store: Store, prepared: PreparedImport | null): Promise<void> {
-  if (prepared) await store.discardSnapshot(prepared.snapshot.snapshotId);
+  if (prepared && !prepared.snapshot.keptLive) await store.discardSnapshot(prepared.snapshot.snapshotId);
 }

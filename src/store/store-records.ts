@@ -94,6 +94,13 @@ export interface SnapshotSpec {
   columns: readonly string[];
   /** How the records' hashes were made: `Store.nextHashAlgorithm` of the company and kind. */
   hashAlgorithm: HashAlgorithm;
+  /**
+   * When no record is inserted, updated or deleted and the columns are the
+   * live snapshot's, write nothing and answer the live snapshot (`keptLive`):
+   * what an import does (its readers see the same data, ETags included).
+   * Off, a new snapshot is always written (tests that load data).
+   */
+  keepLiveWhenUnchanged?: boolean;
 }
 
 export interface SnapshotChanges {
@@ -137,6 +144,22 @@ export interface StagedSnapshot {
   changes: SnapshotChanges;
   /** The live snapshot the records were compared with (null: none, all inserted). */
   previousId: number | null;
+  /**
+   * True when nothing changed and the spec asked to keep the live snapshot:
+   * no snapshot was written, `snapshotId` is the live one (`previousId`).
+   * Conclude with `Store.keepLiveSnapshot`, never publish or discard it.
+   */
+  keptLive?: boolean;
+}
+
+/** Whether a comparison found nothing inserted, updated or deleted. */
+export function changesNothing(c: SnapshotChanges): boolean {
+  return c.inserted === 0 && c.updated === 0 && c.deleted === 0;
+}
+
+/** Whether two snapshots' column lists are the same, in the same order. */
+export function sameColumns(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((c, i) => c === b[i]);
 }
 
 /** Immutable description of a snapshot, cacheable forever by id. */

@@ -258,6 +258,17 @@ export interface Store extends EventStore {
    */
   nextHashAlgorithm(companyId: number, kind: Kind): Promise<HashAlgorithm>;
   /**
+   * Ends import `finish.importId` as succeeded without a new snapshot: its
+   * file changed nothing (`StagedSnapshot.keptLive`), so `snapshotId`, the
+   * live snapshot, stays live, untouched (same chunks, tombstones and ETags).
+   * Records the import's `import.published` event (zero counts, `snapshot` the
+   * live one) in the same transaction. Throws when `snapshotId` is no longer live.
+   *
+   * @example
+   * if (staged.keptLive) await store.keepLiveSnapshot(staged.snapshotId, { importId, report });
+   */
+  keepLiveSnapshot(snapshotId: number, finish: { importId: number; report: unknown }): Promise<void>;
+  /**
    * Makes a staged snapshot the live one of its company and kind in one
    * transaction, ending its import (when given) as succeeded with `report`.
    * In the same transaction it records the snapshot's tombstones: the live

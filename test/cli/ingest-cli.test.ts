@@ -110,9 +110,13 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         assert.deepEqual(rows.map((r) => [Number(r.id), r.prepared]), [[1, true]]);
       }
       const again = mirador(['import', 'acme', 'clientes', plainPath, '--json'], env);
-      assert.deepEqual([again.json().status, again.json().unchanged, again.json().updated], ['succeeded', 500, 0]);
+      assert.deepEqual([again.json().status, again.json().unchanged, again.json().updated, again.json().unchanged_snapshot], ['succeeded', 500, 0, true]);
+      // The human report says the live snapshot was kept.
+      const human = mirador(['import', 'acme', 'clientes', plainPath], env);
+      assert.equal(human.code, 0, human.stderr);
+      assert.match(human.stdout, /nothing changed: the live snapshot was kept as it was/);
       const history = () => mirador(['imports', 'acme', '--json'], env).json();
-      assert.equal(history()[1].size_bytes, plain.length, 'stored decompressed');
+      assert.equal(history()[2].size_bytes, plain.length, 'stored decompressed');
 
       const truncated = join(dir.path, 'truncated.csv.gz');
       writeFileSync(truncated, gzipSync(plain).subarray(0, 2000));
@@ -129,7 +133,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.equal(big.code, 1);
       assert.equal(big.stdout, '');
       assert.match(big.stderr, /is over MAX_UPLOAD_BYTES \(1000000 bytes, decompressed\): nothing was stored/);
-      assert.equal(history().length, 2);
+      assert.equal(history().length, 3);
     });
   });
 }

@@ -83,11 +83,12 @@ export function eventsSuite(factory: StoreFactory) {
       const [p1, p2, h, f] = list;
       assert.deepEqual(p1.data, { kind: 'clientes', import_id: first.import_id, snapshot: p1.data.snapshot, counts: { inserted: 10, updated: 0, unchanged: 0, deleted: 0 } });
       assert.match(p1.data.snapshot, /^[0-9a-f]{16}$/);
-      // An import that changes nothing for readers still publishes, with zero changes.
+      // An import that changes nothing for readers still publishes, with zero changes, naming the
+      // live snapshot, which it kept (issue 23: nothing is rewritten).
       assert.deepEqual(p2.data.counts, { inserted: 0, updated: 0, unchanged: 10, deleted: 0 });
-      assert.notEqual(p2.data.snapshot, p1.data.snapshot);
+      assert.equal(p2.data.snapshot, p1.data.snapshot);
       const meta = await store.snapshotMeta((await store.liveSnapshotId(c.id, 'clientes'))!);
-      assert.equal(p2.data.snapshot, meta!.publicId, 'the event names the snapshot it published');
+      assert.equal(p2.data.snapshot, meta!.publicId, 'the event names the live snapshot');
       assert.deepEqual(h.data, { kind: 'clientes', import_id: held.import_id, snapshot: null, counts: { inserted: 0, updated: 0, unchanged: 2, deleted: 8 } });
       assert.deepEqual(f.data, { kind: 'articulos', import_id: failed.import_id, snapshot: null, counts: { inserted: 0, updated: 0, unchanged: 0, deleted: 0 } });
 

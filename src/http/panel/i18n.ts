@@ -170,6 +170,10 @@ const MESSAGES = {
   encoding: ['Codificación', 'Encoding'],
   delimiter: ['Separador', 'Delimiter'],
   columnsCount: ['Columnas', 'Columns'],
+  unchangedSnapshot: [
+    'El archivo no cambia nada: se mantienen los datos publicados, sin reescribirlos (las ETag siguen valiendo).',
+    'The file changes nothing: the published data was kept as it was, not rewritten (ETags stay valid).',
+  ],
   warningsShown: ['Se muestran las primeras {shown} de {count} advertencias.', 'The first {shown} of {count} warnings are shown.'],
   warningLine: ['Línea {line}: «{value}» en la columna «{column}» no es {expected}; {field} queda vacío.', 'Line {line}: "{value}" in column "{column}" is not {expected}; {field} is left empty.'],
   expectNumber: ['un número (como 1234,56)', 'a number (such as 1234.56)'],

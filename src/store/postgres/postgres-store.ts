@@ -110,6 +110,10 @@ export class PostgresStore extends PostgresAccounts implements Store {
     return snapshots.writeSnapshot(this.db, spec, records);
   }
 
+  async keepLiveSnapshot(snapshotId: number, finish: { importId: number; report: unknown }) {
+    await snapshots.keepLiveSnapshot(this.db, snapshotId, finish);
+  }
+
   async publishSnapshot(
     snapshotId: number,
     finish?: { importId: number; report: unknown },

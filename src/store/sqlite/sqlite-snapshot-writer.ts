@@ -11,6 +11,8 @@
  * - Staged (sqlite-stage.ts): otherwise. Records are staged, compared with the
  *   previous snapshot, and laid out afterwards in list order. When records
  *   stop arriving in order midway, what was written is moved to the stage.
+ *   When the comparison finds nothing inserted, updated or deleted (and the
+ *   spec asks for it), nothing is laid out: the live snapshot is kept.
  *
  * While it writes, the connection checkpoints the WAL only every
  * WRITE_CHECKPOINT_PAGES (by default SQLite would copy hundreds of MB of
@@ -19,7 +21,7 @@
  */
 import type { Database } from 'better-sqlite3';
 import { ChunkBuilder, decodeUint32s, encodeUint32s, itemBodies } from '../chunk-builder.js';
-import { allInserted, checkHashAlgorithm, type Chunk, type SnapshotSpec, type StagedRecord, type StagedSnapshot } from '../store.js';
+import { allInserted, changesNothing, checkHashAlgorithm, sameColumns, type Chunk, type SnapshotSpec, type StagedRecord, type StagedSnapshot } from '../store.js';
 import type { Kind } from '../../domain/kinds.js';
 import { IncreasingIds, LineNumbers } from '../arrival-order.js';
 import { discardSnapshot, newPublicId } from './sqlite-snapshots.js';
@@ -38,10 +40,10 @@ export async function writeSnapshot(
 ): Promise<StagedSnapshot> {
   const live = db
     .prepare(
-      `SELECT l.snapshot_id, s.hash_algorithm FROM live_snapshots l JOIN snapshots s ON s.id = l.snapshot_id
+      `SELECT l.snapshot_id, s.hash_algorithm, s.columns FROM live_snapshots l JOIN snapshots s ON s.id = l.snapshot_id
        WHERE l.company_id = ? AND l.kind = ?`,
     )
-    .get(spec.companyId, spec.kind) as { snapshot_id: number; hash_algorithm: string } | undefined;
+    .get(spec.companyId, spec.kind) as { snapshot_id: number; hash_algorithm: string; columns: string } | undefined;
   if (live) checkHashAlgorithm(spec, live.hash_algorithm);
   const prev = live?.snapshot_id ?? null;
   const snapshotId = Number(
@@ -81,6 +83,11 @@ export async function writeSnapshot(
     } else {
       stage.checkDuplicates();
       changes = stage.detectChanges(prev);
+      if (spec.keepLiveWhenUnchanged && live && changesNothing(changes) && sameColumns(JSON.parse(live.columns) as string[], spec.columns)) {
+        // Nothing to lay out: the live snapshot already holds exactly these items.
+        discardSnapshot(db, snapshotId);
+        return { snapshotId: live.snapshot_id, changes, previousId: prev, keptLive: true };
+      }
       for (const page of stage.ordered()) {
         db.transaction(() => layout.addAll(page))();
       }

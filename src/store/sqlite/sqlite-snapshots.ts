@@ -66,6 +66,21 @@ export function publishSnapshot(
   })();
 }
 
+/** Ends an import whose file changed nothing: the live snapshot stays, untouched (see Store.keepLiveSnapshot). */
+export function keepLiveSnapshot(db: Database, snapshotId: number, finish: { importId: number; report: unknown }) {
+  db.transaction(() => {
+    const snap = db.prepare('SELECT state, public_id FROM snapshots WHERE id = ?').get(snapshotId) as
+      | { state: string; public_id: string }
+      | undefined;
+    if (!snap || snap.state !== 'live') throw new Error(`snapshot ${snapshotId} is no longer live`);
+    const now = Date.now();
+    db.prepare(
+      `UPDATE imports SET status = 'succeeded', finished_at = ?, report = ?, snapshot_id = ?, error = NULL WHERE id = ?`,
+    ).run(now, JSON.stringify(finish.report), snapshotId, finish.importId);
+    recordImportEnd(db, { importId: finish.importId, type: 'import.published', snapshot: snap.public_id, report: finish.report, at: now });
+  })();
+}
+
 /**
  * The new snapshot's tombstones: the previous one's that are recent enough
  * and not back, plus the previous records the new snapshot lacks.

@@ -6,16 +6,13 @@
  * TEMP table (SQLite's separate temporary database: no WAL traffic). Change
  * detection and list order are then SQL over the index alone.
  */
-import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import type { Database, Statement } from 'better-sqlite3';
+import { BodyFile } from '../body-file.js';
 import { allInserted, DELETED_EXAMPLES, DuplicateIdError, type SnapshotChanges } from '../store.js';
 
 const MAX_DUPLICATES_REPORTED = 10;
-/** Bodies are appended to the file through a buffer this large. */
-const WRITE_BUFFER_BYTES = 4 * 1024 * 1024;
 /** Index rows read per keyset page, in list order. */
 const ORDERED_PAGE = 2000;
 
@@ -37,14 +34,10 @@ interface IndexRow {
 
 export class Stage {
   private readonly table: string;
-  private readonly fd: number;
+  private readonly bodies: BodyFile;
   private readonly insert: Statement;
   private readonly firstLine: Statement;
   private readonly duplicates: { idErp: string; line: number; firstLine: number }[] = [];
-  private readonly out = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
-  private outLen = 0;
-  /** Bytes of bodies written to the file so far (the file offset of the buffer's start). */
-  private fileLen = 0;
 
   /** `dbPath` decides where the file goes: beside the database, where space was provisioned for it. */
   constructor(private readonly db: Database, dbPath: string, snapshotId: number) {
@@ -52,11 +45,7 @@ export class Stage {
     db.exec(`CREATE TEMP TABLE ${this.table} (
       rid INTEGER PRIMARY KEY, id_erp TEXT NOT NULL UNIQUE, line INTEGER NOT NULL,
       hash BLOB NOT NULL, ts INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL)`);
-    const dir = dbPath === ':memory:' || dbPath === '' ? tmpdir() : dirname(dbPath);
-    const file = join(dir, `.mirador-stage-${process.pid}-${snapshotId}-${randomBytes(4).toString('hex')}`);
-    this.fd = openSync(file, 'w+', 0o600);
-    // Unlinked at once: the file lives as long as the descriptor, and a crash leaves nothing behind.
-    unlinkSync(file);
+    this.bodies = new BodyFile(dbPath === ':memory:' || dbPath === '' ? tmpdir() : dirname(dbPath), String(snapshotId));
     this.insert = db.prepare(
       `INSERT INTO ${this.table} (id_erp, line, hash, ts, off, len) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id_erp) DO NOTHING`,
     );
@@ -66,7 +55,7 @@ export class Stage {
   /** Stages a batch (the caller wraps it in a transaction). */
   add(batch: readonly { idErp: string; hash: Buffer; body: Uint8Array; line: number }[], at: number): void {
     for (const r of batch) {
-      const off = this.append(r.body);
+      const off = this.bodies.append(r.body);
       if (this.insert.run(r.idErp, r.line, r.hash, at, off, r.body.length).changes === 0 && this.duplicates.length < MAX_DUPLICATES_REPORTED) {
         this.duplicates.push({ idErp: r.idErp, line: r.line, firstLine: this.firstLine.get(r.idErp) as number });
       }
@@ -109,7 +98,6 @@ export class Stage {
 
   /** The staged records in list order (time, then id_erp in byte order), a page at a time. */
   *ordered(): Generator<OrderedRecord[]> {
-    this.flush();
     const { db, table } = this;
     db.exec(`CREATE INDEX ${table}_order ON ${table} (ts, id_erp)`);
     const first = db.prepare(`SELECT id_erp, hash, ts, off, len FROM ${table} ORDER BY ts, id_erp LIMIT ${ORDERED_PAGE}`);
@@ -125,54 +113,13 @@ export class Stage {
   }
 
   close(): void {
-    closeSync(this.fd);
+    this.bodies.close();
     this.db.exec(`DROP TABLE IF EXISTS temp.${this.table}`);
   }
 
-  private append(body: Uint8Array): number {
-    const off = this.fileLen + this.outLen;
-    if (this.outLen + body.length > this.out.length) this.flush();
-    if (body.length > this.out.length) {
-      writeAll(this.fd, body, this.fileLen);
-      this.fileLen += body.length;
-      return off;
-    }
-    this.out.set(body, this.outLen);
-    this.outLen += body.length;
-    return off;
-  }
-
-  private flush(): void {
-    if (this.outLen === 0) return;
-    writeAll(this.fd, this.out.subarray(0, this.outLen), this.fileLen);
-    this.fileLen += this.outLen;
-    this.outLen = 0;
-  }
-
-  /** Reads the bodies of a page of index rows: runs of adjacent bodies (a file in id order) in one read each. */
+  /** The bodies of a page of index rows. */
   private withBodies(rows: IndexRow[]): OrderedRecord[] {
-    const out: OrderedRecord[] = [];
-    for (let i = 0; i < rows.length; ) {
-      let j = i + 1;
-      while (j < rows.length && rows[j]!.off === rows[j - 1]!.off + rows[j - 1]!.len) j++;
-      const start = rows[i]!.off;
-      const last = rows[j - 1]!;
-      const bytes = Buffer.allocUnsafe(last.off + last.len - start);
-      for (let read = 0; read < bytes.length; ) {
-        const n = readSync(this.fd, bytes, read, bytes.length - read, start + read);
-        if (n === 0) throw new Error('staged bodies are shorter than their index');
-        read += n;
-      }
-      for (let k = i; k < j; k++) {
-        const r = rows[k]!;
-        out.push({ idErp: r.id_erp, hash: r.hash, ts: r.ts, body: bytes.subarray(r.off - start, r.off - start + r.len) });
-      }
-      i = j;
-    }
-    return out;
+    const bodies = this.bodies.read(rows);
+    return rows.map((r, k) => ({ idErp: r.id_erp, hash: r.hash, ts: r.ts, body: bodies[k]! }));
   }
-}
-
-function writeAll(fd: number, bytes: Uint8Array, position: number) {
-  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
 }

@@ -103,6 +103,10 @@ export class SqliteStore extends SqliteAccounts implements Store {
     return writeSnapshot(this.db, this.path, spec, records);
   }
 
+  async keepLiveSnapshot(snapshotId: number, finish: { importId: number; report: unknown }) {
+    snapshots.keepLiveSnapshot(this.db, snapshotId, finish);
+  }
+
   async publishSnapshot(
     snapshotId: number,
     finish?: { importId: number; report: unknown },

@@ -39,6 +39,7 @@ function reportSection(ctx: PageContext, job: ImportJob, report: ImportReport): 
   return html`<section class="card report" aria-labelledby="report-title" id="report">
 <h2 id="report-title">${t('reportTitle')} ${statusBadge(t, job.status)}</h2>
 ${failure}
+${report.unchanged_snapshot ? html`<p class="notice notice-success" id="unchanged-snapshot" role="status">${t('unchangedSnapshot')}</p>` : ''}
 ${applied ? '' : html`<p class="notice notice-warning">${job.status === 'rejected' ? t('rejectedNothingApplied') : t('failedNothingApplied')}</p>`}
 <dl class="counts">
   ${known(report.rows_read) ? fact(t('rowsRead'), n(report.rows_read)) : ''}
