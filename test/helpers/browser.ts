@@ -49,22 +49,24 @@ export interface AxeProblem {
 }
 
 /**
- * Runs axe-core on the page and returns its serious and critical
- * violations. Injected through the DevTools protocol (page.evaluate), which
+ * Runs axe-core on the page and returns its serious and critical violations
+ * (or every violation, with least = 'minor').
+ * Injected through the DevTools protocol (page.evaluate), which
  * the page's CSP does not govern, so the CSP under test stays on.
  */
-export async function seriousViolations(page: Page): Promise<AxeProblem[]> {
+export async function seriousViolations(page: Page, least: 'minor' | 'serious' = 'serious'): Promise<AxeProblem[]> {
   await page.evaluate(AXE);
-  return page.evaluate(async () => {
+  const impacts = least === 'minor' ? ['minor', 'moderate', 'serious', 'critical'] : ['serious', 'critical'];
+  return page.evaluate(async (wanted: string[]) => {
     const result = await window.axe.run(document, { resultTypes: ['violations'] });
     return result.violations
-      .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+      .filter((v: any) => wanted.includes(v.impact))
       .map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map((n: any) => n.target.join(' ')) }));
-  });
+  }, impacts);
 }
 
 /** A full-page screenshot in test-results/panel/ (gitignored), named for the page and the width. */
-export async function screenshot(page: Page, name: string): Promise<void> {
+export async function screenshot(page: Page, name: string, fullPage = true): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const width = page.viewportSize()?.width ?? 0;
   // Chromium now and then answers "Unable to capture screenshot" when the machine is loaded (the
@@ -72,7 +74,7 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   // a by-product for people to look at, not what the test checks, so it is taken again.
   for (let attempt = 1; ; attempt++) {
     try {
-      await page.screenshot({ path: `${SCREENSHOTS}${name}-${width}.png`, fullPage: true });
+      await page.screenshot({ path: `${SCREENSHOTS}${name}-${width}.png`, fullPage });
       return;
     } catch (err) {
       if (attempt === 3 || !/Unable to capture screenshot/.test((err as Error).message)) throw err;
