@@ -35,16 +35,6 @@ function packagesUnder(nodeModules: string): string[] {
     });
 }
 
-/**
- * Packages whose code never runs in Node: the docs page serves Scalar's prebuilt
- * browser bundle from node_modules as a file. Scalar 1.50 and later (with every
- * @scalar/* package it brings) declare Node >= 22 and npm ci warns about them on
- * Node 20; Scalar 1.46 (Node >= 20) does not render the docs page the tests
- * expect. Listed here, by name, so that no other package can slip by; see
- * docs/architecture.md (Dependencies).
- */
-const BROWSER_ONLY = /^@scalar\//;
-
 test('every installed package supports the running Node (no EBADENGINE on npm ci)', () => {
   const packages = packagesUnder(join(ROOT, 'node_modules'));
   assert.ok(packages.length > 100, `found only ${packages.length} packages under node_modules`);
@@ -52,7 +42,6 @@ test('every installed package supports the running Node (no EBADENGINE on npm ci
     const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
     const range = manifest.engines?.node;
     if (range === undefined || semver.satisfies(process.version, range)) return [];
-    if (BROWSER_ONLY.test(manifest.name ?? '')) return [];
     return [`${relative(ROOT, dir)} (${manifest.name}@${manifest.version}) needs node ${range}`];
   });
   assert.deepEqual(excluded, [], `these packages exclude node ${process.version}; pin a version that supports it (package.json "overrides")`);

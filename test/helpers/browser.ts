@@ -69,7 +69,7 @@ export async function seriousViolations(page: Page): Promise<AxeProblem[]> {
 }
 
 /** A full-page screenshot in test-results/panel/ (gitignored), named for the page and the width. */
-export async function screenshot(page: Page, name: string): Promise<void> {
+export async function screenshot(page: Page, name: string, fullPage = true): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const width = page.viewportSize()?.width ?? 0;
   // Chromium now and then answers "Unable to capture screenshot" when the machine is loaded (the
@@ -77,7 +77,7 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   // a by-product for people to look at, not what the test checks, so it is taken again.
   for (let attempt = 1; ; attempt++) {
     try {
-      await page.screenshot({ path: `${SCREENSHOTS}${name}-${width}.png`, fullPage: true });
+      await page.screenshot({ path: `${SCREENSHOTS}${name}-${width}.png`, fullPage });
       return;
     } catch (err) {
       if (attempt === 3 || !/Unable to capture screenshot/.test((err as Error).message)) throw err;

@@ -11,6 +11,11 @@
  * contrast, fixed by our own theme (assets/docs.css). Its telemetry, hosted
  * fonts and AI agent are turned off (assets/docs-init.js), and the CSP lets it
  * reach this origin only.
+ *
+ * Pinned to 1.46.4, the newest Scalar whose installed packages all support
+ * Node 20 (1.47 and later declare Node >= 22; npm ci warned EBADENGINE). The axe
+ * findings of its markup are mended by assets/docs-init.js and docs.css; see
+ * docs/architecture.md (Node 20).
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
