@@ -102,7 +102,7 @@ function pageHtml(assets: Record<'css' | 'scalar' | 'init', Asset>): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>API reference · Mirador</title>
-<meta name="description" content="Mirador's read-only REST/JSON API: customers, articles, works and corrective notices, with a sandbox that needs no key.">
+<meta name="description" content="Mirador's read-only REST/JSON API: customers, products, projects and corrective notices, with a sandbox that needs no key.">
 <link rel="icon" href="/panel/assets/mark.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${assets.css.path}">
 <script src="${assets.scalar.path}" defer></script>

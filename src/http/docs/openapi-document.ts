@@ -13,8 +13,8 @@ import { eventSchemas, webhooksObject } from '../api/event-schemas.js';
 import { CompressedBodyCache, sendCacheable } from '../api/send-body.js';
 import { finishDocument } from './openapi-transform.js';
 
-const DESCRIPTION = `Read-only access to a company's ERP data: customers (\`clientes\`), articles (\`articulos\`),
-works (\`obras\`) and corrective-maintenance notices (\`avisos-correctivo\`).
+const DESCRIPTION = `Read-only access to a company's ERP data: customers (\`clientes\`), products (\`articulos\`),
+projects (\`obras\`) and corrective-maintenance notices (\`avisos-correctivo\`).
 
 **Keys.** Send \`Authorization: Bearer <key>\` or \`X-API-Key: <key>\`. Every path has a sandbox twin
 under \`/v1/sandbox/\` with fixed, fictitious data and no key: try it first.
@@ -40,9 +40,9 @@ with \`Allow: ${ALLOWED_METHODS}\`; an unknown path (a trailing slash included: 
 
 export const OPENAPI_TAGS = [
   { name: 'clientes', description: 'Customers.' },
-  { name: 'articulos', description: 'Articles (products and services) with their price.' },
-  { name: 'obras', description: 'Works (jobs, sites), each for a customer.' },
-  { name: 'avisos-correctivo', description: 'Corrective-maintenance notices, for a customer and often a work.' },
+  { name: 'articulos', description: 'Products (goods and services) with their price.' },
+  { name: 'obras', description: 'Projects (jobs, sites), each for a customer.' },
+  { name: 'avisos-correctivo', description: 'Corrective-maintenance notices, for a customer and often a project.' },
   { name: 'estado', description: 'How fresh the data of each kind is.' },
   { name: 'events', description: 'What happened to the data: a feed of imports that ended, and the webhooks that push the same events.' },
 ];
