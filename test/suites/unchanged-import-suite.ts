@@ -246,7 +246,9 @@ export function unchangedImportSuite(factory: StoreFactory) {
       assert.equal(after.headers.etag, before.headers.etag);
     });
 
-    test('prepared while stored (where the store prepares): an unchanged file keeps the live snapshot and leaves nothing behind', { skip: factory.name !== 'postgres' }, async () => {
+    // Only PostgreSQL prepares an import while its upload is stored (writesWhileStoring); SQLite
+    // stores first, so there is no such path to test there (not a skipped check).
+    if (factory.name === 'postgres') test('prepared while stored: an unchanged file keeps the live snapshot and leaves nothing behind', async () => {
       const { company: c } = await company();
       const file = customersCsv(200);
       await importFile(c.id, file);
