@@ -16,14 +16,12 @@ import { ALLOWED_METHODS } from './api-components.js';
 import { apiDocs, DOC_ONLY } from './api-docs.js';
 import { parseListQuery, type ListQuery } from './list-query.js';
 import { parseSubset, type EqualFilter, type Subset } from './subset-query.js';
-import { MatchCache, renderEntries } from './subset-page.js';
-import { firstAtLeast } from '../../store/snapshot-index.js';
-import { sendCacheable, sendCacheableNow, type CacheableBody, type CompressedBodyCache, type Meter } from './send-body.js';
-import { assembleGzip } from './gzip-segments.js';
-import { cachedItems, firstPositionSince, readBodyParts, readItems, type ChunkSource } from './snapshot-reader.js';
+import { MatchCache } from './subset-page.js';
+import { sendCacheable, sendCacheableNow, type CompressedBodyCache, type Meter } from './send-body.js';
 import type { CachedChunkSource } from './cached-chunk-source.js';
-import { mergedPage, renderTombstones, type RenderedTombstone } from './merged-page.js';
+import { renderTombstones, type RenderedTombstone } from './merged-page.js';
 import { RELATED } from './subset-docs.js';
+import { clip, detailBody, listPage, REAL_CACHE, REAL_VARY, SANDBOX_CACHE, SANDBOX_VARY, type View } from './api-pages.js';
 
 export interface ApiDeps {
   store: Store;
@@ -39,25 +37,7 @@ export interface ApiDeps {
   snapshotRetentionMs: number;
 }
 
-const REAL_CACHE = 'private, max-age=300';
-const REAL_VARY = 'Authorization, X-API-Key, Accept-Encoding';
-const SANDBOX_CACHE = 'public, max-age=3600';
-const SANDBOX_VARY = 'Accept-Encoding';
-const ITEMS_CLOSE = Buffer.from(']}');
-const ITEM_CLOSE = Buffer.from('}');
-const ITEM_HEAD = Buffer.from('{"ok":true,"item":');
-const SANDBOX_ITEM_HEAD = Buffer.from('{"ok":true,"sandbox":true,"item":');
 
-interface View {
-  meta: SnapshotMeta | null;
-  source: ChunkSource;
-  sandbox: boolean;
-  /** The reader's company; null on the sandbox. */
-  companyId: number | null;
-  meter: Meter;
-  /** The record a detail asked for, when the view looked it up already. */
-  record?: RecordRef | null;
-}
 
 /** One request's rate accounting against one subject (a key, or a sandbox client's address). */
 class RequestMeter implements Meter {
@@ -341,122 +321,4 @@ async function sendList(
     gzip: page.gzip,
     next: nextPage ?? undefined,
   });
-}
-
-/**
- * One page of a list: its ETag's tag, whether more follow, and its body, read
- * only when needed. With tombstones (include_deleted) the counts come from
- * merging both sequences, so `hasMore` is only known for live-only pages and
- * no next page is prepared for the others. A subset's matches are known
- * before the page (they are cached per snapshot and filter).
- */
-async function listPage(v: View, q: ListQuery, subset: Subset, tombstones: readonly RenderedTombstone[] | null, matches: MatchCache) {
-  const meta = v.meta;
-  const tag =
-    `${meta?.publicId ?? 'empty'}.${q.limit}.${q.offset}.${q.updatedSince ?? ''}${tombstones ? '.d' : ''}` +
-    (subset.tag ? `.${subset.tag}` : '');
-  const envelope = (total: number, returned: number) => {
-    const nextOffset = q.offset + returned;
-    return (
-      `{"ok":true,${v.sandbox ? '"sandbox":true,' : ''}"total":${total},"limit":${q.limit},` +
-      `"offset":${q.offset},"has_more":${nextOffset < total},"next_offset":${nextOffset},` +
-      `"snapshot":${meta ? JSON.stringify(meta.publicId) : 'null'},"items":[`
-    );
-  };
-  const source = v.source;
-  const { filters, fields } = subset;
-  if (tombstones) {
-    return {
-      tag,
-      hasMore: false,
-      nextOffset: q.offset,
-      pieces: async () => {
-        const page = await mergedPage(source, meta, tombstones, q.updatedSince, q.offset, q.limit);
-        // Filtered: a live record that does not match is sent as a tombstone (contract §6, convergence).
-        const matched = meta && filters ? await matches.matches(source, meta, filters) : null;
-        const isItem = matched ? (pos: number) => matched[firstAtLeast(matched, pos)] === pos : undefined;
-        const items = meta ? await renderEntries(source, meta, page.entries, fields, isItem) : [];
-        return [Buffer.from(envelope(page.total, page.entries.length)), ...items, ITEMS_CLOSE];
-      },
-      gzip: undefined,
-    };
-  }
-  const count = meta?.count ?? 0;
-  const first = meta && q.updatedSince !== null ? firstPositionSince(meta, q.updatedSince) : 0;
-  if (meta && (filters || fields)) {
-    let total: number;
-    let page: number[];
-    if (filters) {
-      const matched = await matches.matches(source, meta, filters);
-      const k0 = firstAtLeast(matched, first);
-      total = matched.length - k0;
-      const a = Math.min(k0 + q.offset, matched.length);
-      page = Array.from(matched.subarray(a, Math.min(a + q.limit, matched.length)));
-    } else {
-      total = count - first;
-      const a = Math.min(first + q.offset, count);
-      page = Array.from({ length: Math.min(a + q.limit, count) - a }, (_, i) => a + i);
-    }
-    const nextOffset = q.offset + page.length;
-    return {
-      tag,
-      hasMore: nextOffset < total,
-      nextOffset,
-      // Items are not contiguous, so chunk segments do not apply: the body is compressed whole, and cached by ETag.
-      pieces: async () => [Buffer.from(envelope(total, page.length)), ...(await renderEntries(source, meta, page, fields)), ITEMS_CLOSE],
-      gzip: undefined,
-    };
-  }
-  const total = count - first;
-  const start = Math.min(first + q.offset, count);
-  const end = Math.min(start + q.limit, count);
-  const nextOffset = q.offset + (end - start);
-  return {
-    tag,
-    hasMore: nextOffset < total,
-    nextOffset,
-    pieces: async () => {
-      const items = meta ? await readItems(source, meta, start, end) : [];
-      return [Buffer.from(envelope(total, end - start)), ...items, ITEMS_CLOSE];
-    },
-    // The same bytes, gzipped from the chunks' segments (made once, after publication).
-    gzip:
-      meta && source.segments
-        ? async () => {
-            const head = Buffer.from(envelope(total, end - start));
-            return assembleGzip(await readBodyParts(source, meta, start, end, head, ITEMS_CLOSE));
-          }
-        : undefined,
-  };
-}
-
-/** A detail: `{"ok":true,"item":…}` around the record's bytes. */
-function detailBody(v: View, meta: SnapshotMeta, record: RecordRef, subset?: Subset): CacheableBody {
-  const head = v.sandbox ? SANDBOX_ITEM_HEAD : ITEM_HEAD;
-  const fields = subset?.fields;
-  if (fields) {
-    return {
-      tag: `i${record.hash.toString('hex', 0, 12)}.${record.actualizadoAt.toString(36)}${v.sandbox ? '.s' : ''}.${subset!.tag}`,
-      cacheControl: v.sandbox ? SANDBOX_CACHE : REAL_CACHE,
-      vary: v.sandbox ? SANDBOX_VARY : REAL_VARY,
-      meter: v.meter,
-      pieces: async () => [head, ...(await renderEntries(v.source, meta, [record.pos], fields)), ITEM_CLOSE],
-    };
-  }
-  return {
-    // The item is a function of its content and time: the tag survives imports that leave it alone.
-    tag: `i${record.hash.toString('hex', 0, 12)}.${record.actualizadoAt.toString(36)}${v.sandbox ? '.s' : ''}`,
-    cacheControl: v.sandbox ? SANDBOX_CACHE : REAL_CACHE,
-    vary: v.sandbox ? SANDBOX_VARY : REAL_VARY,
-    meter: v.meter,
-    pieces: async () => [head, ...(await readItems(v.source, meta, record.pos, record.pos + 1)), ITEM_CLOSE],
-    cachedPieces: () => {
-      const item = cachedItems(v.source, meta, record.pos, record.pos + 1);
-      return item && [head, ...item, ITEM_CLOSE];
-    },
-  };
-}
-
-function clip(value: string): string {
-  return value.length > 80 ? `${value.slice(0, 80)}…` : value;
 }
