@@ -64,9 +64,11 @@ export interface SegmentStats {
 }
 
 /**
- * Compresses and stores the segments of every chunk of `snapshotId`, in
- * bounded batches. `shouldStop` is asked between batches (a worker asked to
- * stop leaves the rest undone: reads make those segments themselves).
+ * Compresses and stores the segments of every chunk of `snapshotId` that has
+ * none (a chunk shared with the snapshot before it usually has its segment
+ * already: chunk-reuse.ts), in bounded batches. `shouldStop` is asked between
+ * batches (a worker asked to stop leaves the rest undone: reads make those
+ * segments themselves).
  */
 export async function writeChunkSegments(
   store: Store,
@@ -75,27 +77,27 @@ export async function writeChunkSegments(
 ): Promise<SegmentStats> {
   const started = performance.now();
   const stats: SegmentStats = { chunks: 0, complete: false, rawBytes: 0, deflateBytes: 0, ms: 0 };
-  const meta = await store.snapshotMeta(snapshotId);
-  const count = meta?.chunkStarts.length ?? 0;
-  const read = (from: number): Promise<Chunk[]> | null =>
-    from < count ? store.readChunks(snapshotId, from, Math.min(count, from + BATCH_CHUNKS) - 1) : null;
+  const batches = missingBatches(await store.chunksWithoutSegments(snapshotId));
+  // Each batch is read with the chunk before it, the context of its first segment.
+  const read = (b: number): Promise<Chunk[]> | null =>
+    b < batches.length ? store.readChunks(snapshotId, Math.max(0, batches[b]!.from - 1), batches[b]!.to) : null;
   let next = read(0);
-  /** The last chunk of the batch before, the context of this batch's first one. */
-  let previous: Chunk | undefined;
   let writing: Promise<void> = Promise.resolve();
+  let made = 0;
   try {
-    for (let from = 0; next && !options.shouldStop?.(); from += BATCH_CHUNKS) {
-      const chunks = await next;
-      const before = previous;
+    for (let b = 0; next && !options.shouldStop?.(); b++) {
+      const got = await next;
+      const { from } = batches[b]!;
+      const before = from > 0 ? got[0] : undefined;
+      const chunks = from > 0 ? got.slice(1) : got;
       const compressing = Promise.all(chunks.map((c, k) => deflateSegment(c.chunkNo, c.bytes, (k === 0 ? before : chunks[k - 1])?.bytes)));
-      previous = chunks[chunks.length - 1];
       // While this batch compresses on the thread pool, the next one is read and the one before written.
-      next = read(from + BATCH_CHUNKS);
+      next = read(b + 1);
       await writing;
       const segments = await compressing;
       writing = store.writeSegments(snapshotId, segments);
       for (const s of segments) {
-        stats.chunks++;
+        made++;
         stats.rawBytes += s.rawLength;
         stats.deflateBytes += s.deflate.length;
       }
@@ -105,7 +107,19 @@ export async function writeChunkSegments(
     // Whatever stopped the loop, nothing is left rejecting unobserved.
     await Promise.allSettled([next, writing]);
   }
-  stats.complete = stats.chunks === count;
+  stats.chunks = made;
+  stats.complete = made === batches.reduce((n, b) => n + b.to - b.from + 1, 0);
   stats.ms = performance.now() - started;
   return stats;
+}
+
+/** Runs of consecutive chunk numbers, at most BATCH_CHUNKS long. */
+function missingBatches(chunkNos: readonly number[]): { from: number; to: number }[] {
+  const out: { from: number; to: number }[] = [];
+  for (const n of chunkNos) {
+    const last = out[out.length - 1];
+    if (last && last.to === n - 1 && n - last.from < BATCH_CHUNKS) last.to = n;
+    else out.push({ from: n, to: n });
+  }
+  return out;
 }

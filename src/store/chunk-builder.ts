@@ -8,12 +8,12 @@ import { isoTime, ITEM_TAIL_BYTES } from '../domain/item-renderer.js';
 import type { Kind } from '../domain/kinds.js';
 import { IndexBuilder } from './index-builder.js';
 import type { IndexBlob } from './snapshot-index.js';
-import type { Chunk } from './store.js';
+import type { Chunk, ThinChunk } from './store.js';
 
 /** A chunk closes once it holds this many bytes… */
-const CHUNK_TARGET_BYTES = 64 * 1024;
+export const CHUNK_TARGET_BYTES = 64 * 1024;
 /** …or this many items, whichever comes first. */
-const CHUNK_MAX_ITEMS = 256;
+export const CHUNK_MAX_ITEMS = 256;
 
 const COMMA = 0x2c;
 
@@ -50,6 +50,9 @@ export class ChunkBuilder {
     this.buf = Buffer.allocUnsafeSlow(this.views ? SLAB_BYTES : CHUNK_TARGET_BYTES * 2);
   }
 
+  /** While true, `add` never closes the open chunk: the caller closes it with `flush` (see chunk-reuse.ts). */
+  hold = false;
+
   /**
    * Adds the next item in list order — its body (see ItemRenderer) and its
    * time — and returns a chunk when one is complete.
@@ -74,8 +77,38 @@ export class ChunkBuilder {
     this.len += ITEM_TAIL_BYTES.length;
     this.index?.add(this.buf, itemStart, bodyEnd, this.len, this.nextPos - 1);
     this.buf[this.len++] = COMMA;
-    if (this.len - this.start >= CHUNK_TARGET_BYTES || this.offsets.length >= CHUNK_MAX_ITEMS) return this.flush();
+    if (!this.hold && (this.len - this.start >= CHUNK_TARGET_BYTES || this.offsets.length >= CHUNK_MAX_ITEMS)) return this.flush();
     return null;
+  }
+
+  /** Items in the open chunk. */
+  get openItems(): number {
+    return this.offsets.length;
+  }
+
+  /** Bytes in the open chunk. */
+  get openBytes(): number {
+    return this.len - this.start;
+  }
+
+  /**
+   * Takes a chunk laid out before, unchanged, as the next chunk (the open one
+   * must be empty): its items' times, in order, and its thin chunk, which the
+   * filter indexes are made from. Nothing is written: the caller maps the
+   * chunk number returned to the stored chunk.
+   */
+  reuse(times: ArrayLike<number>, thin: ThinChunk): { chunkNo: number; firstPos: number } {
+    if (this.offsets.length > 0) throw new Error('reuse: the open chunk is not empty');
+    const firstPos = this.nextPos;
+    for (let k = 0; k < times.length; k++) {
+      const at = times[k]!;
+      const last = this.timeline[this.timeline.length - 1];
+      if (!last || last.at !== at) this.timeline.push({ at, firstPos: this.nextPos });
+      this.nextPos++;
+    }
+    this.index?.addThinChunk(thin, firstPos);
+    this.starts.push(firstPos);
+    return { chunkNo: this.nextChunkNo++, firstPos };
   }
 
   /** Closes the last, partial chunk; null when there is none. */

@@ -67,10 +67,28 @@ export class IndexBuilder {
   }
 
   /**
-   * Indexes the item at `pos`: `buf[start, end)`, whose body (before the
-   * time) ends at `bodyEnd`, and adds its thin item to the open thin chunk.
+   * Indexes the items of a thin chunk laid out before (a chunk the snapshot
+   * shares with the one before it), the first at `firstPos`. Their thin items
+   * are that chunk's already: none is added to the open thin chunk.
    */
-  add(buf: Buffer, start: number, bodyEnd: number, end: number, pos: number): void {
+  addThinChunk(thin: ThinChunk, firstPos: number): void {
+    const stride = this.fields.length + 1;
+    const count = thin.bounds.length / stride;
+    for (let k = 0; k < count; k++) {
+      const start = thin.bounds[k * stride]!;
+      const timeStart = thin.bounds[k * stride + stride - 1]!;
+      // Thin items are joined by commas, like items.
+      const end = k + 1 < count ? thin.bounds[(k + 1) * stride]! - 1 : thin.bytes.length;
+      this.add(thin.bytes, start, timeStart + TIME_KEY_BYTES, end, firstPos + k, false);
+    }
+  }
+
+  /**
+   * Indexes the item at `pos`: `buf[start, end)`, whose body (before the
+   * time) ends at `bodyEnd`, and adds its thin item to the open thin chunk
+   * unless `thin` is false.
+   */
+  add(buf: Buffer, start: number, bodyEnd: number, end: number, pos: number, thin = true): void {
     const n = this.fields.length;
     const tail = bodyEnd - TIME_KEY_BYTES;
     let at = start;
@@ -107,6 +125,7 @@ export class IndexBuilder {
     }
     if (!shaped) for (let j = 0; j < n; j++) if (this.starts[j]! > at) this.starts[j] = at;
     this.starts[n] = at; // where `,"data":` starts
+    if (!thin) return;
     // The thin item: the head, then the time.
     const headBytes = at - start;
     const need = headBytes + (end - tail) + 1;

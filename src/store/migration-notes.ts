@@ -48,6 +48,10 @@ export const MIGRATION_NOTES: Readonly<Record<number, MigrationNote>> = {
     online: true,
     note: 'adds events, webhook_endpoints, webhook_deliveries and webhook_attempts; old instances neither read nor write them and serve as before, but an import an old worker ends during the rolling restart records no event and sends no webhook (its snapshot is still in the change feeds)',
   },
+  11: {
+    online: false,
+    note: 'adds chunk_map: snapshots written after it share unchanged chunks with the snapshot before them, and old instances, which read a snapshot\'s chunks by its own id, would find them missing; stop the old instances, migrate, then start the new ones',
+  },
 };
 
 export interface PendingMigration extends MigrationNote {

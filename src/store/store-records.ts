@@ -150,6 +150,8 @@ export interface StagedSnapshot {
    * Conclude with `Store.keepLiveSnapshot`, never publish or discard it.
    */
   keptLive?: boolean;
+  /** Chunks the snapshot stores itself, and chunks it shares with `previousId` (chunk-reuse.ts). */
+  layout?: { chunksWritten: number; chunksShared: number };
 }
 
 /** Whether a comparison found nothing inserted, updated or deleted. */

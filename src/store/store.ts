@@ -369,6 +369,12 @@ export interface Store extends EventStore {
    */
   readSegments(snapshotId: number, fromChunk: number, toChunk: number): Promise<ChunkSegment[]>;
   /**
+   * The snapshot's chunks, in order, that have no segment yet: a chunk it
+   * shares with the snapshot before it keeps that one's segment when the
+   * chunk before it is shared too (chunk-reuse.ts), and needs none made.
+   */
+  chunksWithoutSegments(snapshotId: number): Promise<number[]>;
+  /**
    * Claims the segment pass of a live snapshot that has not had one (the
    * oldest), for this process alone among all that share the database, and
    * returns its id; null when none is left. A pass stopped midway is given

@@ -577,9 +577,12 @@ export function storeSuite(factory: StoreFactory) {
 
     test('gzip segments: written for a published snapshot, read back by chunk range, missing ones left out, rewritten in place', async () => {
       const companyId = await company();
-      const s = await publish(companyId, T1, [staged('A')]);
+      // Items over 64 KiB: one chunk each, six chunks.
+      const s = await publish(companyId, T1, ['A', 'B', 'C', 'D', 'E', 'F'].map((id) => staged(id, 'x'.repeat(70_000))));
       assert.deepEqual(await store.readSegments(s.snapshotId, 0, 10), [], 'none before they are made');
+      assert.deepEqual(await store.chunksWithoutSegments(s.snapshotId), [0, 1, 2, 3, 4, 5]);
       await store.writeSegments(s.snapshotId, [segment(0, 'zero'), segment(2, 'two'), segment(5, 'five')]);
+      assert.deepEqual(await store.chunksWithoutSegments(s.snapshotId), [1, 3, 4]);
       assert.deepEqual(await store.readSegments(s.snapshotId, 0, 10), [segment(0, 'zero'), segment(2, 'two'), segment(5, 'five')]);
       assert.deepEqual(await store.readSegments(s.snapshotId, 1, 4), [segment(2, 'two')]);
       assert.deepEqual(await store.readSegments(s.snapshotId, 3, 4), []);

@@ -282,6 +282,28 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX webhook_attempts_by_endpoint ON webhook_attempts(endpoint_id, id);
   CREATE INDEX webhook_attempts_by_age ON webhook_attempts(at);
   `,
+  // Snapshots share unchanged chunks (issues 22 and 23): a snapshot's chunk k is whichever
+  // stored chunk its map row names (src_*), laid out by this snapshot or an earlier one of the
+  // chain, and its gzip segment is the one its map names (seg_*), which depends on the chunk
+  // before it too (chunk-segments.ts). A stored chunk, thin chunk or segment stays while a map
+  // row names it. The live snapshot a staging one reuses chunks from is kept from the sweep by
+  // the writer's one transaction, which holds its row FOR KEY SHARE (SQLite: base_snapshot_id).
+  `
+  CREATE TABLE chunk_map (
+    snapshot_id BIGINT NOT NULL,
+    chunk_no INTEGER NOT NULL,
+    first_pos INTEGER NOT NULL,
+    src_snapshot BIGINT NOT NULL,
+    src_chunk INTEGER NOT NULL,
+    seg_snapshot BIGINT NOT NULL,
+    seg_chunk INTEGER NOT NULL,
+    PRIMARY KEY (snapshot_id, chunk_no)
+  );
+  INSERT INTO chunk_map (snapshot_id, chunk_no, first_pos, src_snapshot, src_chunk, seg_snapshot, seg_chunk)
+    SELECT snapshot_id, chunk_no, first_pos, snapshot_id, chunk_no, snapshot_id, chunk_no FROM chunks;
+  CREATE INDEX chunk_map_by_source ON chunk_map (src_snapshot, src_chunk);
+  CREATE INDEX chunk_map_by_segment ON chunk_map (seg_snapshot, seg_chunk);
+  `,
 ];
 
 /** Applies the migrations not yet recorded, under the migration lock. Idempotent. */

@@ -57,10 +57,11 @@ export async function releaseSegmentPass(db: Db, snapshotId: number): Promise<vo
 
 export async function readSegments(db: Db, snapshotId: number, from: number, to: number): Promise<ChunkSegment[]> {
   const rows = await db.rows<{ chunk_no: number; raw_length: number; context_length: number; crc32: number; deflate: Buffer }>(
-    `SELECT chunk_no, raw_length, context_length, crc32, deflate FROM chunk_segments
-     WHERE snapshot_id = $1 AND chunk_no BETWEEN $2 AND $3 ORDER BY chunk_no`,
+    `SELECT m.chunk_no, g.raw_length, g.context_length, g.crc32, g.deflate FROM chunk_map m
+     JOIN chunk_segments g ON g.snapshot_id = m.seg_snapshot AND g.chunk_no = m.seg_chunk
+     WHERE m.snapshot_id = $1 AND m.chunk_no BETWEEN $2 AND $3 ORDER BY m.chunk_no`,
     [snapshotId, from, to],
-    'mirador_read_segments',
+    'mirador_read_mapped_segments',
   );
   return rows.map((r) => ({
     chunkNo: r.chunk_no,
@@ -69,4 +70,15 @@ export async function readSegments(db: Db, snapshotId: number, from: number, to:
     crc32: r.crc32,
     deflate: r.deflate,
   }));
+}
+
+/** The snapshot's chunks whose segment is not made yet (a shared chunk may have its segment already). */
+export async function chunksWithoutSegments(db: Db, snapshotId: number): Promise<number[]> {
+  const rows = await db.rows<{ chunk_no: number }>(
+    `SELECT m.chunk_no FROM chunk_map m WHERE m.snapshot_id = $1 AND NOT EXISTS (
+       SELECT 1 FROM chunk_segments g WHERE g.snapshot_id = m.seg_snapshot AND g.chunk_no = m.seg_chunk)
+     ORDER BY m.chunk_no`,
+    [snapshotId],
+  );
+  return rows.map((r) => r.chunk_no);
 }

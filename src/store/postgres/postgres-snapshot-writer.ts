@@ -38,7 +38,9 @@ import {
   type SnapshotSpec,
   type StagedRecord,
   type StagedSnapshot,
+  type ThinChunk,
 } from '../store.js';
+import { ownEntry, reusedChunks, ReusePlanner, ReusingLayout, type LayoutOutput, type LayoutStats, type MapEntry, type Step } from '../chunk-reuse.js';
 import type { Conn, Db } from './postgres-connection.js';
 import { copyIn, CopyEncoder } from './postgres-copy.js';
 
@@ -66,8 +68,9 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
   return db.tx(
     async (c) => {
       const prev = await c.one<{ snapshot_id: number; hash_algorithm: string; columns: string[] }>(
+        // FOR KEY SHARE: the snapshot this one may share chunks with is not swept before this commits.
         `SELECT l.snapshot_id, s.hash_algorithm, s.columns FROM live_snapshots l JOIN snapshots s ON s.id = l.snapshot_id
-         WHERE l.company_id = $1 AND l.kind = $2`,
+         WHERE l.company_id = $1 AND l.kind = $2 FOR KEY SHARE OF s`,
         [spec.companyId, spec.kind],
       );
       if (prev) checkHashAlgorithm(spec, prev.hash_algorithm);
@@ -84,14 +87,16 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
           await source.return?.().catch(() => {});
           throw err;
         });
-        if (!('pending' in inOrder)) return { snapshotId, changes: allInserted(inOrder.count), previousId: null };
+        if (!('pending' in inOrder)) {
+          return { snapshotId, changes: allInserted(inOrder.count), previousId: null, layout: { chunksWritten: inOrder.chunks, chunksShared: 0 } };
+        }
         written = inOrder;
       }
       // `rid` keeps the order records arrived in, to name the first of duplicates. The bodies
       // stay in this process, in a file (`off`, `len`): see body-file.ts.
       await c.run(`CREATE TEMP TABLE stage (
         rid INTEGER NOT NULL, id_erp TEXT COLLATE "C" NOT NULL, line INTEGER NOT NULL,
-        hash BYTEA NOT NULL, off BIGINT NOT NULL, len INTEGER NOT NULL, ts BIGINT NOT NULL) ON COMMIT DROP`);
+        hash BYTEA NOT NULL, off BIGINT NOT NULL, len INTEGER NOT NULL, ts BIGINT NOT NULL, prev_pos INTEGER) ON COMMIT DROP`);
       const bodies = new BodyFile(tmpdir(), String(snapshotId));
       try {
         let total = 0;
@@ -110,8 +115,8 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
           await c.run('DELETE FROM snapshots WHERE id = $1', [snapshotId]);
           return { snapshotId: prev.snapshot_id, changes, previousId: prev.snapshot_id, keptLive: true };
         }
-        await layOut(c, snapshotId, spec.kind, total, bodies);
-        return { snapshotId, changes, previousId: prev?.snapshot_id ?? null };
+        const layout = await layOut(c, snapshotId, spec.kind, total, bodies, prev?.snapshot_id ?? null);
+        return { snapshotId, changes, previousId: prev?.snapshot_id ?? null, layout };
       } finally {
         bodies.close();
       }
@@ -143,7 +148,7 @@ async function writeInOrder(
   kind: Kind,
   at: number,
   source: AsyncIterator<StagedRecord[]>,
-): Promise<{ count: number } | OutOfOrder> {
+): Promise<{ count: number; chunks: number } | OutOfOrder> {
   // Views: each flush's COPY has completed before the builder writes over its chunks.
   const builder = new ChunkBuilder({ views: true, kind });
   const lines = new LineNumbers();
@@ -191,7 +196,7 @@ async function writeInOrder(
   add(builder.flush());
   await flush();
   await markStaged(c, snapshotId, builder);
-  return { count: builder.count };
+  return { count: builder.count, chunks: builder.chunkStarts().length };
 }
 
 /** Records the laid-out snapshot's description, and that it is complete. */
@@ -243,6 +248,7 @@ async function moveToStage(c: Conn, snapshotId: number, at: number, written: Out
   await c.run('DELETE FROM records WHERE snapshot_id = $1', [snapshotId]);
   await c.run('DELETE FROM chunks WHERE snapshot_id = $1', [snapshotId]);
   await c.run('DELETE FROM thin_chunks WHERE snapshot_id = $1', [snapshotId]);
+  await c.run('DELETE FROM chunk_map WHERE snapshot_id = $1', [snapshotId]);
   return pos;
 }
 
@@ -287,10 +293,11 @@ async function detectChanges(c: Conn, total: number, prev: number | null): Promi
      FROM stage s JOIN records r ON r.snapshot_id = $1 AND r.id_erp = s.id_erp`,
     [prev],
   ))!;
-  // An unchanged record keeps the time of the import that last changed it.
+  // An unchanged record keeps the time of the import that last changed it, and notes its
+  // position there (chunk-reuse.ts).
   if (unchanged > 0) {
     await c.run(
-      `UPDATE stage s SET ts = r.actualizado_at FROM records r
+      `UPDATE stage s SET ts = r.actualizado_at, prev_pos = r.pos FROM records r
        WHERE r.snapshot_id = $1 AND r.id_erp = s.id_erp AND r.hash = s.hash`,
       [prev],
     );
@@ -313,22 +320,35 @@ async function detectChanges(c: Conn, total: number, prev: number | null): Promi
   return { total, inserted: total - matched, updated: matched - unchanged, unchanged, deleted, deletedExamples };
 }
 
-/** Assigns positions in SQL, then reads items in list order to write chunks. */
-async function layOut(c: Conn, snapshotId: number, kind: Kind, total: number, file: BodyFile) {
+/**
+ * Assigns positions in SQL, then reads items in list order to write chunks,
+ * sharing the previous snapshot's unchanged ones (chunk-reuse.ts).
+ */
+async function layOut(c: Conn, snapshotId: number, kind: Kind, total: number, file: BodyFile, prev: number | null): Promise<LayoutStats> {
   await c.run('CREATE INDEX stage_order ON stage (ts, id_erp)');
   await c.run(
     `INSERT INTO records (snapshot_id, id_erp, pos, actualizado_at, hash)
      SELECT $1, id_erp, (row_number() OVER (ORDER BY ts, id_erp) - 1)::int, ts, hash FROM stage`,
     [snapshotId],
   );
+  const before = prev === null ? null : await previousLayout(c, prev);
   // The same order as the positions above: (ts, id_erp) is unique, so the order is total.
-  await c.run('DECLARE ordered NO SCROLL CURSOR FOR SELECT off, len, ts FROM stage ORDER BY ts, id_erp');
+  await c.run('DECLARE ordered NO SCROLL CURSOR FOR SELECT id_erp, hash, off, len, ts, prev_pos FROM stage ORDER BY ts, id_erp');
   // Views: each page's COPY of chunks has completed before the builder writes over them.
   const builder = new ChunkBuilder({ views: true, kind });
+  const planner = new ReusePlanner(before?.starts ?? new Uint32Array(0), before?.count ?? 0);
+  const layout = new ReusingLayout(builder, snapshotId, before?.map ?? [], (rows) => file.read(rows), undefined, before?.count ?? 0);
   const fetch = () => {
-    const page = c.rows<{ off: number; len: number; ts: number }>(`FETCH ${FETCH_ROWS} FROM ordered`);
+    const page = c.rows<{ id_erp: string; hash: Buffer; off: number; len: number; ts: number; prev_pos: number | null }>(
+      `FETCH ${FETCH_ROWS} FROM ordered`,
+    );
     page.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
     return page;
+  };
+  const run = async (steps: Step[]) => {
+    const thin = await thinChunksOf(c, prev, reusedChunks(steps));
+    await writeChunks(c, snapshotId, layout.run(steps, thin));
+    builder.recycle();
   };
   let next = fetch();
   for (;;) {
@@ -336,23 +356,63 @@ async function layOut(c: Conn, snapshotId: number, kind: Kind, total: number, fi
     if (rows.length === 0) break;
     // The server reads the next page while this one is laid out (its COPY queues behind).
     next = fetch();
-    const done: Chunk[] = [];
-    const bodies = file.read(rows);
-    for (let k = 0; k < rows.length; k++) {
-      const chunk = builder.add(bodies[k]!, rows[k]!.ts);
-      if (chunk) done.push(chunk);
-    }
-    await writeChunks(c, snapshotId, done);
-    builder.recycle();
+    await run(planner.push(rows.map((r) => ({ idErp: r.id_erp, hash: r.hash, off: r.off, len: r.len, ts: r.ts, prevPos: r.prev_pos }))));
   }
   await c.run('CLOSE ordered');
-  const last = builder.flush();
-  if (last) await writeChunks(c, snapshotId, [last]);
+  await run(planner.end());
+  await writeChunks(c, snapshotId, layout.finish());
   if (builder.count !== total) throw new Error(`snapshot ${snapshotId}: laid out ${builder.count} of ${total} records`);
   await markStaged(c, snapshotId, builder);
+  return layout.stats;
 }
 
-async function writeChunks(c: Conn, snapshotId: number, chunks: Chunk[]) {
+/** The previous snapshot's chunk starts, record count and chunk map. */
+async function previousLayout(c: Conn, prev: number): Promise<{ starts: Uint32Array; count: number; map: MapEntry[] }> {
+  const snap = (await c.one<{ chunk_starts: Buffer | null; record_count: number }>(
+    'SELECT chunk_starts, record_count FROM snapshots WHERE id = $1',
+    [prev],
+  ))!;
+  const map = (
+    await c.rows<{ chunk_no: number; first_pos: number; src_snapshot: string; src_chunk: number; seg_snapshot: string; seg_chunk: number }>(
+      'SELECT chunk_no, first_pos, src_snapshot, src_chunk, seg_snapshot, seg_chunk FROM chunk_map WHERE snapshot_id = $1 ORDER BY chunk_no',
+      [prev],
+    )
+  ).map((r) => ({
+    chunkNo: r.chunk_no,
+    firstPos: r.first_pos,
+    srcSnapshot: Number(r.src_snapshot),
+    srcChunk: r.src_chunk,
+    segSnapshot: Number(r.seg_snapshot),
+    segChunk: r.seg_chunk,
+  }));
+  const starts = snap.chunk_starts ? decodeUint32s(snap.chunk_starts) : new Uint32Array(0);
+  // A snapshot whose map does not cover its chunks (none should be) is laid out again whole.
+  return { starts: map.length === starts.length ? starts : new Uint32Array(0), count: snap.record_count, map };
+}
+
+/** The thin chunks of the previous snapshot's chunks `chunkNos`, by chunk number. */
+async function thinChunksOf(c: Conn, prev: number | null, chunkNos: number[]): Promise<Map<number, ThinChunk>> {
+  const out = new Map<number, ThinChunk>();
+  if (prev === null || chunkNos.length === 0) return out;
+  const rows = await c.rows<{ chunk_no: number; first_pos: number; bounds: Buffer; bytes: Buffer }>(
+    `SELECT m.chunk_no, m.first_pos, t.bounds, t.bytes FROM chunk_map m
+     JOIN thin_chunks t ON t.snapshot_id = m.src_snapshot AND t.chunk_no = m.src_chunk
+     WHERE m.snapshot_id = $1 AND m.chunk_no = ANY($2::int[])`,
+    [prev, chunkNos],
+  );
+  for (const r of rows) out.set(r.chunk_no, { chunkNo: r.chunk_no, firstPos: r.first_pos, bounds: decodeUint32s(r.bounds), bytes: r.bytes });
+  return out;
+}
+
+/** Stores chunks this snapshot lays out, and map rows: `map`, or the chunks' own. */
+async function writeChunks(c: Conn, snapshotId: number, out: Chunk[] | LayoutOutput) {
+  const chunks = Array.isArray(out) ? out : out.chunks;
+  const map = Array.isArray(out) ? out.map((k) => ownEntry(snapshotId, k)) : out.map;
+  if (map.length > 0) {
+    const enc = new CopyEncoder(16 * 1024);
+    for (const e of map) enc.row(7).int8(snapshotId).int4(e.chunkNo).int4(e.firstPos).int8(e.srcSnapshot).int4(e.srcChunk).int8(e.segSnapshot).int4(e.segChunk);
+    await copyIn(c, 'chunk_map', ['snapshot_id', 'chunk_no', 'first_pos', 'src_snapshot', 'src_chunk', 'seg_snapshot', 'seg_chunk'], [enc.take(true)]);
+  }
   if (chunks.length === 0) return;
   // Each chunk's bytes go to the socket as they are: copying megabytes of them into one COPY
   // buffer (and out again) cost ~50 MB of peak RSS on a 100,000-row import.

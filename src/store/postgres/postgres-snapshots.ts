@@ -134,10 +134,35 @@ export async function readTombstones(db: Db, snapshotId: number): Promise<Tombst
 export async function discardSnapshot(db: Db, snapshotId: number): Promise<boolean> {
   return db.tx(
     async (c) => {
-      if ((await c.run(`DELETE FROM snapshots WHERE id = $1 AND state <> 'live'`, [snapshotId])) === 0) return false;
-      await c.run('DELETE FROM chunks WHERE snapshot_id = $1', [snapshotId]);
-      await c.run('DELETE FROM chunk_segments WHERE snapshot_id = $1', [snapshotId]);
-      await c.run('DELETE FROM thin_chunks WHERE snapshot_id = $1', [snapshotId]);
+      // SKIP LOCKED: a snapshot that an import being written reuses chunks of (its row held FOR
+      // KEY SHARE, postgres-snapshot-writer.ts) stays until a later sweep.
+      const deleted = await c.run(
+        `DELETE FROM snapshots WHERE id = (SELECT id FROM snapshots WHERE id = $1 AND state <> 'live' FOR UPDATE SKIP LOCKED)`,
+        [snapshotId],
+      );
+      if (deleted === 0) return false;
+      // Stored chunks and segments may be shared with other snapshots (chunk-reuse.ts): those of
+      // this one's map go once no map row names them any more.
+      const named = (await c.one<{ sources: string[]; segments: string[] }>(
+        `SELECT coalesce(array_agg(DISTINCT src_snapshot), '{}') AS sources, coalesce(array_agg(DISTINCT seg_snapshot), '{}') AS segments
+         FROM chunk_map WHERE snapshot_id = $1`,
+        [snapshotId],
+      ))!;
+      const sources = [...new Set([snapshotId, ...named.sources.map(Number)])];
+      const segments = [...new Set([snapshotId, ...named.segments.map(Number)])];
+      await c.run('DELETE FROM chunk_map WHERE snapshot_id = $1', [snapshotId]);
+      for (const table of ['chunks', 'thin_chunks']) {
+        await c.run(
+          `DELETE FROM ${table} x WHERE x.snapshot_id = ANY($1::bigint[]) AND NOT EXISTS (
+             SELECT 1 FROM chunk_map m WHERE m.src_snapshot = x.snapshot_id AND m.src_chunk = x.chunk_no)`,
+          [sources],
+        );
+      }
+      await c.run(
+        `DELETE FROM chunk_segments x WHERE x.snapshot_id = ANY($1::bigint[]) AND NOT EXISTS (
+           SELECT 1 FROM chunk_map m WHERE m.seg_snapshot = x.snapshot_id AND m.seg_chunk = x.chunk_no)`,
+        [segments],
+      );
       await c.run('DELETE FROM snapshot_indexes WHERE snapshot_id = $1', [snapshotId]);
       await c.run('DELETE FROM records WHERE snapshot_id = $1', [snapshotId]);
       await c.run('DELETE FROM snapshot_tombstones WHERE snapshot_id = $1', [snapshotId]);
@@ -176,20 +201,22 @@ export async function snapshotMeta(db: Db, snapshotId: number): Promise<Snapshot
 
 export async function readChunks(db: Db, snapshotId: number, from: number, to: number): Promise<Chunk[]> {
   const rows = await db.rows<{ chunk_no: number; first_pos: number; offsets: Buffer; bytes: Buffer }>(
-    `SELECT chunk_no, first_pos, offsets, bytes FROM chunks
-     WHERE snapshot_id = $1 AND chunk_no BETWEEN $2 AND $3 ORDER BY chunk_no`,
+    `SELECT m.chunk_no, m.first_pos, c.offsets, c.bytes FROM chunk_map m
+     JOIN chunks c ON c.snapshot_id = m.src_snapshot AND c.chunk_no = m.src_chunk
+     WHERE m.snapshot_id = $1 AND m.chunk_no BETWEEN $2 AND $3 ORDER BY m.chunk_no`,
     [snapshotId, from, to],
-    'mirador_read_chunks',
+    'mirador_read_mapped_chunks',
   );
   return rows.map((r) => ({ chunkNo: r.chunk_no, firstPos: r.first_pos, offsets: decodeUint32s(r.offsets), bytes: r.bytes }));
 }
 
 export async function readThinChunks(db: Db, snapshotId: number, from: number, to: number): Promise<ThinChunk[]> {
   const rows = await db.rows<{ chunk_no: number; first_pos: number; bounds: Buffer; bytes: Buffer }>(
-    `SELECT chunk_no, first_pos, bounds, bytes FROM thin_chunks
-     WHERE snapshot_id = $1 AND chunk_no BETWEEN $2 AND $3 ORDER BY chunk_no`,
+    `SELECT m.chunk_no, m.first_pos, t.bounds, t.bytes FROM chunk_map m
+     JOIN thin_chunks t ON t.snapshot_id = m.src_snapshot AND t.chunk_no = m.src_chunk
+     WHERE m.snapshot_id = $1 AND m.chunk_no BETWEEN $2 AND $3 ORDER BY m.chunk_no`,
     [snapshotId, from, to],
-    'mirador_read_thin_chunks',
+    'mirador_read_mapped_thin_chunks',
   );
   return rows.map((r) => ({ chunkNo: r.chunk_no, firstPos: r.first_pos, bounds: decodeUint32s(r.bounds), bytes: r.bytes }));
 }

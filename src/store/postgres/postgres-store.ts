@@ -190,6 +190,10 @@ export class PostgresStore extends PostgresAccounts implements Store {
     return segments.readSegments(this.db, snapshotId, fromChunk, toChunk);
   }
 
+  chunksWithoutSegments(snapshotId: number) {
+    return segments.chunksWithoutSegments(this.db, snapshotId);
+  }
+
   async findLiveRecord(companyId: number, kind: Kind, idErp: string) {
     // Without the listener, one round trip answers both.
     if (!this.listener?.isListening) return snapshots.findLiveRecord(this.db, companyId, kind, idErp);

@@ -50,10 +50,23 @@ export function releaseSegmentPass(db: Database, snapshotId: number): void {
 export function readSegments(db: Database, snapshotId: number, from: number, to: number): ChunkSegment[] {
   const rows = cachedStatement(
     db,
-    `SELECT chunk_no, raw_length, context_length, crc32, deflate FROM chunk_segments
-     WHERE snapshot_id = ? AND chunk_no BETWEEN ? AND ? ORDER BY chunk_no`,
+    `SELECT m.chunk_no, g.raw_length, g.context_length, g.crc32, g.deflate FROM chunk_map m
+     JOIN chunk_segments g ON g.snapshot_id = m.seg_snapshot AND g.chunk_no = m.seg_chunk
+     WHERE m.snapshot_id = ? AND m.chunk_no BETWEEN ? AND ? ORDER BY m.chunk_no`,
   ).all(snapshotId, from, to) as SegmentRow[];
   return rows.map(toSegment);
+}
+
+/** The snapshot's chunks whose segment is not made yet (a shared chunk may have its segment already). */
+export function chunksWithoutSegments(db: Database, snapshotId: number): number[] {
+  return cachedStatement(
+    db,
+    `SELECT m.chunk_no FROM chunk_map m WHERE m.snapshot_id = ? AND NOT EXISTS (
+       SELECT 1 FROM chunk_segments g WHERE g.snapshot_id = m.seg_snapshot AND g.chunk_no = m.seg_chunk)
+     ORDER BY m.chunk_no`,
+  )
+    .pluck()
+    .all(snapshotId) as number[];
 }
 
 interface SegmentRow {

@@ -21,7 +21,8 @@
  */
 import type { Database } from 'better-sqlite3';
 import { ChunkBuilder, decodeUint32s, encodeUint32s, itemBodies } from '../chunk-builder.js';
-import { allInserted, changesNothing, checkHashAlgorithm, sameColumns, type Chunk, type SnapshotSpec, type StagedRecord, type StagedSnapshot } from '../store.js';
+import { allInserted, changesNothing, checkHashAlgorithm, sameColumns, type Chunk, type SnapshotSpec, type StagedRecord, type StagedSnapshot, type ThinChunk } from '../store.js';
+import { ownEntry, reusedChunks, ReusePlanner, ReusingLayout, type LayoutOutput, type LayoutStats, type MapEntry, type OrderedRow, type Step } from '../chunk-reuse.js';
 import type { Kind } from '../../domain/kinds.js';
 import { IncreasingIds, LineNumbers } from '../arrival-order.js';
 import { discardSnapshot, newPublicId } from './sqlite-snapshots.js';
@@ -49,10 +50,10 @@ export async function writeSnapshot(
   const snapshotId = Number(
     db
       .prepare(
-        `INSERT INTO snapshots (public_id, company_id, kind, import_id, state, created_at, columns, import_at, hash_algorithm)
-         VALUES (?, ?, ?, ?, 'staging', ?, ?, ?, ?)`,
+        `INSERT INTO snapshots (public_id, company_id, kind, import_id, state, created_at, columns, import_at, hash_algorithm, base_snapshot_id)
+         VALUES (?, ?, ?, ?, 'staging', ?, ?, ?, ?, ?)`,
       )
-      .run(newPublicId(), spec.companyId, spec.kind, spec.importId, Date.now(), JSON.stringify(spec.columns), spec.at, spec.hashAlgorithm)
+      .run(newPublicId(), spec.companyId, spec.kind, spec.importId, Date.now(), JSON.stringify(spec.columns), spec.at, spec.hashAlgorithm, prev)
       .lastInsertRowid,
   );
   const autocheckpoint = db.pragma('wal_autocheckpoint', { simple: true }) as number;
@@ -88,13 +89,14 @@ export async function writeSnapshot(
         discardSnapshot(db, snapshotId);
         return { snapshotId: live.snapshot_id, changes, previousId: prev, keptLive: true };
       }
-      for (const page of stage.ordered()) {
-        db.transaction(() => layout.addAll(page))();
-      }
+      layout.shareWith(prev, stage);
+      const planner = new ReusePlanner(layout.prevStarts, layout.prevCount);
+      for (const page of stage.ordered()) layout.run(planner.push(page));
+      layout.run(planner.end());
     }
     db.pragma(`wal_autocheckpoint = ${autocheckpoint}`);
     layout.finish();
-    return { snapshotId, changes, previousId: prev };
+    return { snapshotId, changes, previousId: prev, layout: layout.stats };
   } catch (err) {
     discardSnapshot(db, snapshotId);
     throw err;
@@ -104,7 +106,11 @@ export async function writeSnapshot(
   }
 }
 
-/** Writes records in list order: their positions, and the chunks of their items. */
+/**
+ * Writes records in list order: their positions, the chunks of their items,
+ * and the snapshot's chunk map — in a re-import, sharing the previous
+ * snapshot's unchanged chunks (chunk-reuse.ts).
+ */
 class Layout {
   // Views: each chunk is inserted (and its bytes copied by SQLite) as soon as it is complete.
   private builder: ChunkBuilder;
@@ -112,6 +118,13 @@ class Layout {
   private readonly insertRecords;
   private readonly insertChunk;
   private readonly insertThinChunk;
+  private readonly insertMap;
+  private readonly pending: unknown[] = [];
+  private reusing: ReusingLayout | null = null;
+  private prevThin: ((k: number) => ThinChunk) | null = null;
+  prevStarts: Uint32Array = new Uint32Array(0);
+  prevCount = 0;
+  private ownStats: LayoutStats = { chunksWritten: 0, chunksShared: 0 };
 
   constructor(
     private readonly db: Database,
@@ -125,6 +138,55 @@ class Layout {
     );
     this.insertChunk = db.prepare('INSERT INTO chunks (snapshot_id, chunk_no, first_pos, offsets, bytes) VALUES (?, ?, ?, ?, ?)');
     this.insertThinChunk = db.prepare('INSERT INTO thin_chunks (snapshot_id, chunk_no, first_pos, bounds, bytes) VALUES (?, ?, ?, ?, ?)');
+    this.insertMap = db.prepare(
+      `INSERT INTO chunk_map (snapshot_id, chunk_no, first_pos, src_snapshot, src_chunk, seg_snapshot, seg_chunk) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    );
+  }
+
+  get stats(): LayoutStats {
+    return this.reusing?.stats ?? this.ownStats;
+  }
+
+  /** Lays out what follows against `prev` (if any), sharing its unchanged chunks; bodies come from `stage`. */
+  shareWith(prev: number | null, stage: Stage): void {
+    const bodies = (rows: readonly OrderedRow[]) => stage.bodies(rows);
+    const record = (row: OrderedRow, pos: number) => this.record(row.idErp, pos, row.ts, row.hash);
+    if (prev === null) {
+      this.reusing = new ReusingLayout(this.builder, this.snapshotId, [], bodies, record);
+      return;
+    }
+    const snap = this.db.prepare('SELECT chunk_starts, record_count FROM snapshots WHERE id = ?').get(prev) as {
+      chunk_starts: Buffer | null;
+      record_count: number;
+    };
+    this.prevStarts = snap.chunk_starts ? decodeUint32s(snap.chunk_starts) : new Uint32Array(0);
+    this.prevCount = snap.record_count;
+    const map = this.db
+      .prepare(
+        `SELECT chunk_no AS chunkNo, first_pos AS firstPos, src_snapshot AS srcSnapshot, src_chunk AS srcChunk,
+           seg_snapshot AS segSnapshot, seg_chunk AS segChunk FROM chunk_map WHERE snapshot_id = ? ORDER BY chunk_no`,
+      )
+      .all(prev) as MapEntry[];
+    // A snapshot whose map does not cover its chunks (none should be) is laid out again whole.
+    if (map.length !== this.prevStarts.length) this.prevStarts = new Uint32Array(0);
+    const thinAt = this.db.prepare('SELECT bounds, bytes FROM thin_chunks WHERE snapshot_id = ? AND chunk_no = ?');
+    this.prevThin = (k) => {
+      const e = map[k]!;
+      const r = thinAt.get(e.srcSnapshot, e.srcChunk) as { bounds: Buffer; bytes: Buffer } | undefined;
+      if (!r) throw new Error(`snapshot ${prev}: chunk ${k} has no thin chunk`);
+      return { chunkNo: k, firstPos: e.firstPos, bounds: decodeUint32s(r.bounds), bytes: r.bytes };
+    };
+    this.reusing = new ReusingLayout(this.builder, this.snapshotId, map, bodies, record, this.prevCount);
+  }
+
+  /** Runs planned steps in one transaction (see shareWith). */
+  run(steps: Step[]): void {
+    const thin = new Map<number, ThinChunk>();
+    for (const k of reusedChunks(steps)) thin.set(k, this.prevThin!(k));
+    this.db.transaction(() => {
+      this.writeOut(this.reusing!.run(steps, thin));
+      this.flushRecords();
+    })();
   }
 
   get count(): number {
@@ -136,24 +198,34 @@ class Layout {
    * caller holds a transaction). Their rows go in RECORDS_PER_INSERT at a
    * time: one statement per row cost more than the B-tree work itself.
    */
-  addAll(records: readonly { idErp: string; hash: Buffer; body: Uint8Array; ts?: number }[], at?: number): void {
-    const params: unknown[] = [];
+  addAll(records: readonly { idErp: string; hash: Buffer; body: Uint8Array }[], at: number): void {
     for (let i = 0; i < records.length; i++) {
       const r = records[i]!;
-      const ts = r.ts ?? at!;
-      params.push(this.snapshotId, r.idErp, this.builder.count, ts, r.hash);
-      this.write(this.builder.add(r.body, ts));
-      if (params.length === 5 * RECORDS_PER_INSERT) {
-        this.insertRecords.run(params);
-        params.length = 0;
-      }
+      this.record(r.idErp, this.builder.count, at, r.hash);
+      this.write(this.builder.add(r.body, at));
     }
-    for (let i = 0; i < params.length; i += 5) this.insertRecord.run(params.slice(i, i + 5));
+    this.flushRecords();
   }
 
   /** Closes the current chunk, however few items it holds (the caller holds a transaction). */
   flushChunk(): void {
-    this.write(this.builder.flush());
+    if (this.reusing) this.writeOut(this.reusing.finish());
+    else this.write(this.builder.flush());
+  }
+
+  private record(idErp: string, pos: number, ts: number, hash: Buffer) {
+    const params = this.pending;
+    params.push(this.snapshotId, idErp, pos, ts, hash);
+    if (params.length === 5 * RECORDS_PER_INSERT) {
+      this.insertRecords.run(params);
+      params.length = 0;
+    }
+  }
+
+  private flushRecords() {
+    const params = this.pending;
+    for (let i = 0; i < params.length; i += 5) this.insertRecord.run(params.slice(i, i + 5));
+    params.length = 0;
   }
 
   /** Writes the last chunk and the snapshot's description, and marks it staged. */
@@ -174,16 +246,35 @@ class Layout {
       this.db.prepare('DELETE FROM chunks WHERE snapshot_id = ?').run(this.snapshotId);
       this.db.prepare('DELETE FROM thin_chunks WHERE snapshot_id = ?').run(this.snapshotId);
       this.db.prepare('DELETE FROM records WHERE snapshot_id = ?').run(this.snapshotId);
+      this.db.prepare('DELETE FROM chunk_map WHERE snapshot_id = ?').run(this.snapshotId);
     })();
+    this.ownStats = { chunksWritten: 0, chunksShared: 0 };
     this.builder = new ChunkBuilder({ views: true, kind: this.kind });
   }
 
+  /** A chunk of this snapshot's own, with its map row. */
   private write(c: Chunk | null) {
     if (!c) return;
+    this.storeChunk(c);
+    this.storeMap(ownEntry(this.snapshotId, c));
+    this.ownStats.chunksWritten++;
+    this.builder.recycle();
+  }
+
+  private writeOut(out: LayoutOutput) {
+    for (const c of out.chunks) this.storeChunk(c);
+    for (const e of out.map) this.storeMap(e);
+    this.builder.recycle();
+  }
+
+  private storeChunk(c: Chunk) {
     this.insertChunk.run(this.snapshotId, c.chunkNo, c.firstPos, encodeUint32s(c.offsets), c.bytes);
     const t = c.thin!;
     this.insertThinChunk.run(this.snapshotId, t.chunkNo, t.firstPos, encodeUint32s(t.bounds), t.bytes);
-    this.builder.recycle();
+  }
+
+  private storeMap(e: MapEntry) {
+    this.insertMap.run(this.snapshotId, e.chunkNo, e.firstPos, e.srcSnapshot, e.srcChunk, e.segSnapshot, e.segChunk);
   }
 }
 

@@ -121,9 +121,25 @@ export function discardSnapshot(db: Database, snapshotId: number) {
   db.transaction(() => {
     // A live snapshot is never removed, nor are its records and chunks.
     if (db.prepare(`DELETE FROM snapshots WHERE id = ? AND state <> 'live'`).run(snapshotId).changes === 0) return;
-    db.prepare('DELETE FROM chunks WHERE snapshot_id = ?').run(snapshotId);
-    db.prepare('DELETE FROM chunk_segments WHERE snapshot_id = ?').run(snapshotId);
-    db.prepare('DELETE FROM thin_chunks WHERE snapshot_id = ?').run(snapshotId);
+    // Stored chunks and segments may be shared with other snapshots (chunk-reuse.ts): those of
+    // this one's map go once no map row names them any more.
+    const sources = new Set([snapshotId, ...(db.prepare('SELECT DISTINCT src_snapshot FROM chunk_map WHERE snapshot_id = ?').pluck().all(snapshotId) as number[])]);
+    const segments = new Set([snapshotId, ...(db.prepare('SELECT DISTINCT seg_snapshot FROM chunk_map WHERE snapshot_id = ?').pluck().all(snapshotId) as number[])]);
+    db.prepare('DELETE FROM chunk_map WHERE snapshot_id = ?').run(snapshotId);
+    for (const table of ['chunks', 'thin_chunks']) {
+      const unnamed = cachedStatement(
+        db,
+        `DELETE FROM ${table} WHERE snapshot_id = ? AND NOT EXISTS (
+           SELECT 1 FROM chunk_map m WHERE m.src_snapshot = ${table}.snapshot_id AND m.src_chunk = ${table}.chunk_no)`,
+      );
+      for (const id of sources) unnamed.run(id);
+    }
+    const unnamedSegments = cachedStatement(
+      db,
+      `DELETE FROM chunk_segments WHERE snapshot_id = ? AND NOT EXISTS (
+         SELECT 1 FROM chunk_map m WHERE m.seg_snapshot = chunk_segments.snapshot_id AND m.seg_chunk = chunk_segments.chunk_no)`,
+    );
+    for (const id of segments) unnamedSegments.run(id);
     db.prepare('DELETE FROM snapshot_indexes WHERE snapshot_id = ?').run(snapshotId);
     db.prepare('DELETE FROM records WHERE snapshot_id = ?').run(snapshotId);
     db.prepare('DELETE FROM snapshot_tombstones WHERE snapshot_id = ?').run(snapshotId);
@@ -152,8 +168,9 @@ export function snapshotMeta(db: Database, snapshotId: number): SnapshotMeta | n
 export function readChunks(db: Database, snapshotId: number, from: number, to: number): Chunk[] {
   const rows = cachedStatement(
     db,
-    `SELECT chunk_no, first_pos, offsets, bytes FROM chunks
-     WHERE snapshot_id = ? AND chunk_no BETWEEN ? AND ? ORDER BY chunk_no`,
+    `SELECT m.chunk_no, m.first_pos, c.offsets, c.bytes FROM chunk_map m
+     JOIN chunks c ON c.snapshot_id = m.src_snapshot AND c.chunk_no = m.src_chunk
+     WHERE m.snapshot_id = ? AND m.chunk_no BETWEEN ? AND ? ORDER BY m.chunk_no`,
   ).all(snapshotId, from, to) as { chunk_no: number; first_pos: number; offsets: Buffer; bytes: Buffer }[];
   return rows.map((r) => ({ chunkNo: r.chunk_no, firstPos: r.first_pos, offsets: decodeUint32s(r.offsets), bytes: r.bytes }));
 }
@@ -161,8 +178,9 @@ export function readChunks(db: Database, snapshotId: number, from: number, to: n
 export function readThinChunks(db: Database, snapshotId: number, from: number, to: number): ThinChunk[] {
   const rows = cachedStatement(
     db,
-    `SELECT chunk_no, first_pos, bounds, bytes FROM thin_chunks
-     WHERE snapshot_id = ? AND chunk_no BETWEEN ? AND ? ORDER BY chunk_no`,
+    `SELECT m.chunk_no, m.first_pos, t.bounds, t.bytes FROM chunk_map m
+     JOIN thin_chunks t ON t.snapshot_id = m.src_snapshot AND t.chunk_no = m.src_chunk
+     WHERE m.snapshot_id = ? AND m.chunk_no BETWEEN ? AND ? ORDER BY m.chunk_no`,
   ).all(snapshotId, from, to) as { chunk_no: number; first_pos: number; bounds: Buffer; bytes: Buffer }[];
   return rows.map((r) => ({ chunkNo: r.chunk_no, firstPos: r.first_pos, bounds: decodeUint32s(r.bounds), bytes: r.bytes }));
 }
@@ -203,9 +221,11 @@ const ABANDONED_AFTER_MS = 10 * 60 * 1000;
 export function sweepSnapshots(db: Database, supersededBefore: number): number {
   const ids = db
     .prepare(
-      `SELECT id FROM snapshots s WHERE (s.state = 'superseded' AND s.superseded_at < ?)
+      `SELECT id FROM snapshots s WHERE ((s.state = 'superseded' AND s.superseded_at < ?)
          OR (s.state IN ('staging', 'staged') AND s.created_at < ? AND NOT EXISTS (
-           SELECT 1 FROM imports i WHERE i.id = s.import_id AND i.status IN ('receiving', 'queued', 'running', 'awaiting_confirmation')))`,
+           SELECT 1 FROM imports i WHERE i.id = s.import_id AND i.status IN ('receiving', 'queued', 'running', 'awaiting_confirmation'))))
+         -- A snapshot being written may still map chunks of the one it is laid out against.
+         AND NOT EXISTS (SELECT 1 FROM snapshots t WHERE t.base_snapshot_id = s.id AND t.state = 'staging')`,
     )
     .pluck()
     .all(supersededBefore, Date.now() - ABANDONED_AFTER_MS) as number[];

@@ -10,19 +10,12 @@ import { tmpdir } from 'node:os';
 import { dirname } from 'node:path';
 import type { Database, Statement } from 'better-sqlite3';
 import { BodyFile } from '../body-file.js';
+import type { OrderedRow } from '../chunk-reuse.js';
 import { allInserted, DELETED_EXAMPLES, DuplicateIdError, type SnapshotChanges } from '../store.js';
 
 const MAX_DUPLICATES_REPORTED = 10;
 /** Index rows read per keyset page, in list order. */
 const ORDERED_PAGE = 2000;
-
-/** One staged record in list order, with its body. */
-export interface OrderedRecord {
-  idErp: string;
-  hash: Buffer;
-  ts: number;
-  body: Buffer;
-}
 
 interface IndexRow {
   id_erp: string;
@@ -30,11 +23,12 @@ interface IndexRow {
   ts: number;
   off: number;
   len: number;
+  prev_pos: number | null;
 }
 
 export class Stage {
   private readonly table: string;
-  private readonly bodies: BodyFile;
+  private readonly file: BodyFile;
   private readonly insert: Statement;
   private readonly firstLine: Statement;
   private readonly duplicates: { idErp: string; line: number; firstLine: number }[] = [];
@@ -44,8 +38,8 @@ export class Stage {
     this.table = `stage_${snapshotId}`;
     db.exec(`CREATE TEMP TABLE ${this.table} (
       rid INTEGER PRIMARY KEY, id_erp TEXT NOT NULL UNIQUE, line INTEGER NOT NULL,
-      hash BLOB NOT NULL, ts INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL)`);
-    this.bodies = new BodyFile(dbPath === ':memory:' || dbPath === '' ? tmpdir() : dirname(dbPath), String(snapshotId));
+      hash BLOB NOT NULL, ts INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL, prev_pos INTEGER)`);
+    this.file = new BodyFile(dbPath === ':memory:' || dbPath === '' ? tmpdir() : dirname(dbPath), String(snapshotId));
     this.insert = db.prepare(
       `INSERT INTO ${this.table} (id_erp, line, hash, ts, off, len) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id_erp) DO NOTHING`,
     );
@@ -55,7 +49,7 @@ export class Stage {
   /** Stages a batch (the caller wraps it in a transaction). */
   add(batch: readonly { idErp: string; hash: Buffer; body: Uint8Array; line: number }[], at: number): void {
     for (const r of batch) {
-      const off = this.bodies.append(r.body);
+      const off = this.file.append(r.body);
       if (this.insert.run(r.idErp, r.line, r.hash, at, off, r.body.length).changes === 0 && this.duplicates.length < MAX_DUPLICATES_REPORTED) {
         this.duplicates.push({ idErp: r.idErp, line: r.line, firstLine: this.firstLine.get(r.idErp) as number });
       }
@@ -69,7 +63,8 @@ export class Stage {
 
   /**
    * Compares the staged records with the previous snapshot's: an unchanged
-   * record keeps the time of the import that last changed it.
+   * record keeps the time of the import that last changed it, and notes its
+   * position there (chunk-reuse.ts).
    */
   detectChanges(prev: number | null): SnapshotChanges {
     const { db, table } = this;
@@ -77,7 +72,7 @@ export class Stage {
     if (prev === null) return allInserted(total);
     const unchanged = db
       .prepare(
-        `UPDATE ${table} SET ts = r.actualizado_at FROM main.records r
+        `UPDATE ${table} SET ts = r.actualizado_at, prev_pos = r.pos FROM main.records r
          WHERE r.snapshot_id = ? AND r.id_erp = ${table}.id_erp AND r.hash = ${table}.hash`,
       )
       .run(prev).changes;
@@ -96,30 +91,31 @@ export class Stage {
     return { total, inserted: total - matched, updated: matched - unchanged, unchanged, deleted: prevCount - matched, deletedExamples };
   }
 
-  /** The staged records in list order (time, then id_erp in byte order), a page at a time. */
-  *ordered(): Generator<OrderedRecord[]> {
+  /**
+   * The staged records in list order (time, then id_erp in byte order), a
+   * page at a time, without their bodies (`bodies` reads them).
+   */
+  *ordered(): Generator<OrderedRow[]> {
     const { db, table } = this;
     db.exec(`CREATE INDEX ${table}_order ON ${table} (ts, id_erp)`);
-    const first = db.prepare(`SELECT id_erp, hash, ts, off, len FROM ${table} ORDER BY ts, id_erp LIMIT ${ORDERED_PAGE}`);
-    const next = db.prepare(
-      `SELECT id_erp, hash, ts, off, len FROM ${table} WHERE (ts, id_erp) > (?, ?) ORDER BY ts, id_erp LIMIT ${ORDERED_PAGE}`,
-    );
+    const columns = 'id_erp, hash, ts, off, len, prev_pos';
+    const first = db.prepare(`SELECT ${columns} FROM ${table} ORDER BY ts, id_erp LIMIT ${ORDERED_PAGE}`);
+    const next = db.prepare(`SELECT ${columns} FROM ${table} WHERE (ts, id_erp) > (?, ?) ORDER BY ts, id_erp LIMIT ${ORDERED_PAGE}`);
     // Keyset pages rather than one open cursor: the caller writes between pages on this connection.
     for (let rows = first.all() as IndexRow[]; rows.length > 0; ) {
-      yield this.withBodies(rows);
+      yield rows.map((r) => ({ idErp: r.id_erp, hash: r.hash, ts: r.ts, off: r.off, len: r.len, prevPos: r.prev_pos }));
       const last = rows[rows.length - 1]!;
       rows = next.all(last.ts, last.id_erp) as IndexRow[];
     }
   }
 
-  close(): void {
-    this.bodies.close();
-    this.db.exec(`DROP TABLE IF EXISTS temp.${this.table}`);
+  /** The bodies of staged records, from the body file. */
+  bodies(rows: readonly { off: number; len: number }[]): Buffer[] {
+    return this.file.read(rows);
   }
 
-  /** The bodies of a page of index rows. */
-  private withBodies(rows: IndexRow[]): OrderedRecord[] {
-    const bodies = this.bodies.read(rows);
-    return rows.map((r, k) => ({ idErp: r.id_erp, hash: r.hash, ts: r.ts, body: bodies[k]! }));
+  close(): void {
+    this.file.close();
+    this.db.exec(`DROP TABLE IF EXISTS temp.${this.table}`);
   }
 }

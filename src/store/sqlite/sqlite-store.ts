@@ -212,6 +212,10 @@ export class SqliteStore extends SqliteAccounts implements Store {
     return segments.readSegments(this.db, snapshotId, fromChunk, toChunk);
   }
 
+  async chunksWithoutSegments(snapshotId: number) {
+    return segments.chunksWithoutSegments(this.db, snapshotId);
+  }
+
   async findLiveRecord(companyId: number, kind: Kind, idErp: string) {
     return this.cachedLiveRecord(companyId, kind, idErp);
   }
