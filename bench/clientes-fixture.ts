@@ -61,6 +61,8 @@ export interface SampleCsvOptions {
   changedFrom?: number;
   /** With `changedFrom`: rows from `changedTo` on are left unchanged again (a re-export where a range changed). */
   changedTo?: number;
+  /** With `changedFrom`: only every this many rows of the range change (changes spread over the file). */
+  changedEvery?: number;
 }
 
 export const DEFAULT_FIXTURE_DIR = join(tmpdir(), 'mirador-bench');
@@ -72,8 +74,11 @@ export function ensureClientesCsv(rows: number, dir = DEFAULT_FIXTURE_DIR): Prom
 
 /** Path of an export of `kind` with `rows` rows, written on first use. */
 export async function ensureSampleCsv(options: SampleCsvOptions): Promise<string> {
-  const { kind, rows, dir = DEFAULT_FIXTURE_DIR, changedFrom, changedTo = Infinity } = options;
-  const suffix = changedFrom === undefined ? '' : `-changed-from-${changedFrom}${changedTo === Infinity ? '' : `-to-${changedTo}`}`;
+  const { kind, rows, dir = DEFAULT_FIXTURE_DIR, changedFrom, changedTo = Infinity, changedEvery = 1 } = options;
+  const suffix =
+    changedFrom === undefined
+      ? ''
+      : `-changed-from-${changedFrom}${changedTo === Infinity ? '' : `-to-${changedTo}`}${changedEvery === 1 ? '' : `-every-${changedEvery}`}`;
   const path = join(dir, `${kind}-${rows}${suffix}.csv`);
   if (existsSync(path)) return path;
   mkdirSync(dir, { recursive: true });
@@ -99,7 +104,7 @@ export async function ensureSampleCsv(options: SampleCsvOptions): Promise<string
     if (remarkAt !== -1 && random() < 1 / 30) cells[remarkAt] = REMARKS[Math.floor(random() * REMARKS.length)] as string;
     for (const r of refs) cells[r.at] = code(r.prefix, Math.floor(random() * r.count));
     // After every draw, so the rows before `changedFrom` are byte-identical to the unchanged file's.
-    if (changedFrom !== undefined && i >= changedFrom && i < changedTo) cells[cells.length - 1] += ' (cambiado)';
+    if (changedFrom !== undefined && i >= changedFrom && i < changedTo && (i - changedFrom) % changedEvery === 0) cells[cells.length - 1] += ' (cambiado)';
     text += cells.map(quote).join(';') + '\r\n';
     if (text.length > 1 << 20 || i === rows - 1) {
       if (!out.write(iconv.encode(text, 'windows-1252'))) await once(out, 'drain');

@@ -3,7 +3,11 @@
  * file comes back every night with a few hundred changes? One company, the
  * bench's customers file imported once, then `--nights N` (default 30)
  * re-exports, each with `--changes N` (default 300) rows changed (a different
- * range each night, so the previous night's rows change back too).
+ * range each night, so the previous night's rows change back too). With
+ * `--spread`, each night's changes are spread over the whole file instead
+ * (every rows/changes-th row, from a different offset each night): the
+ * hardest case for snapshots sharing unchanged chunks, where most changes
+ * land in a chunk of their own.
  *
  * A night is compressed into minutes, so the background sweep's clock is
  * played by hand after each import, as it would have run over a day: superseded
@@ -12,7 +16,7 @@
  * (UPLOAD_RETENTION_DAYS at one import a day). On PostgreSQL the database is
  * VACUUMed after each night, as autovacuum would within a day.
  *
- *   npm run bench -- storage [--customers 100000] [--nights 30] [--changes 300] [--retention-days D] [--backend sqlite|postgres]
+ *   npm run bench -- storage [--customers 100000] [--nights 30] [--changes 300] [--spread] [--retention-days D] [--backend sqlite|postgres]
  */
 import { rmSync } from 'node:fs';
 import { loadConfig } from '../src/config.js';
@@ -30,12 +34,12 @@ function arg(name: string, fallback: number): number {
 
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
-async function oneBackend(ctx: BenchContext, backend: Backend, nights: number, changes: number, retentionDays: number) {
+async function oneBackend(ctx: BenchContext, backend: Backend, nights: number, changes: number, retentionDays: number, spread: boolean) {
   const db = await freshDatabase(backend, ctx.outDir);
   const env = miradorEnv(db.url);
   const rows = ctx.customers;
   const section = ctx.report.section(
-    `storage: ${rows.toLocaleString('en')} customers re-imported nightly, ${changes} rows changed each night, on ${backend}`,
+    `storage: ${rows.toLocaleString('en')} customers re-imported nightly, ${changes} rows changed each night (${spread ? 'spread over the file' : 'one range'}), on ${backend}`,
     ['after', 'size MB', 'free MB', 'size ÷ first', 'stored uploads', 'updated'],
     [
       `Superseded snapshots swept after each night; uploads kept for the last ${retentionDays} imports (UPLOAD_RETENTION_DAYS=${retentionDays} at one a day).`,
@@ -58,8 +62,10 @@ async function oneBackend(ctx: BenchContext, backend: Backend, nights: number, c
     const storedUploads = async () => (await store.listImports(company.id, 'clientes', 1000)).filter((j) => !j.fileRemovedAt).length;
     ctx.report.row(section, ['first import', mb(first.bytes), mb(first.freeBytes), '1.00', String(await storedUploads()), '—']);
     for (let night = 1; night <= nights; night++) {
-      const from = ((night - 1) * changes) % Math.max(1, rows - changes);
-      const file = await ensureSampleCsv({ kind: 'clientes', rows, dir: ctx.fixtureDir, changedFrom: from, changedTo: from + changes });
+      const every = Math.max(1, Math.floor(rows / changes));
+      const from = spread ? (night * 7919) % every : ((night - 1) * changes) % Math.max(1, rows - changes);
+      const range = spread ? { changedEvery: every } : { changedTo: from + changes };
+      const file = await ensureSampleCsv({ kind: 'clientes', rows, dir: ctx.fixtureDir, changedFrom: from, ...range });
       const run = await importFile(env, 'clientes', file);
       rmSync(file, { force: true });
       // The day passes: the sweep removes superseded snapshots and uploads past their retention.
@@ -73,7 +79,7 @@ async function oneBackend(ctx: BenchContext, backend: Backend, nights: number, c
       series.push({ night, ...size, uploads });
       ctx.report.row(section, [`night ${night}`, mb(size.bytes), mb(size.freeBytes), (size.bytes / first.bytes).toFixed(2), String(uploads), String(run.report.updated)]);
     }
-    ctx.report.record(`storage-${backend}`, { rows, nights, changes, retentionDays, first, series });
+    ctx.report.record(`storage-${backend}${spread ? '-spread' : ''}`, { rows, nights, changes, spread, retentionDays, first, series });
   } finally {
     await store.close();
     await db.drop();
@@ -84,5 +90,6 @@ export async function storageBench(ctx: BenchContext): Promise<void> {
   const nights = arg('nights', 30);
   const changes = arg('changes', 300);
   const retentionDays = arg('retention-days', loadConfig({}).uploadRetentionMs / 86_400_000);
-  for (const backend of ctx.backends) await oneBackend(ctx, backend, nights, changes, retentionDays);
+  const spread = process.argv.includes('--spread');
+  for (const backend of ctx.backends) await oneBackend(ctx, backend, nights, changes, retentionDays, spread);
 }

@@ -90,6 +90,7 @@ function begin(target: ImportTarget): Progress {
       column_drift: null,
       other_kind: null,
       unchanged_snapshot: false,
+      chunks: null,
       warnings: { count: 0, items: warnings.items },
       bytes: target.sizeBytes,
       duration_ms: 0,
@@ -158,6 +159,7 @@ async function writeImport(
     unchanged: snapshot.changes.unchanged,
     deleted: snapshot.changes.deleted,
     deleted_examples: snapshot.changes.deletedExamples,
+    chunks: snapshot.layout ? { written: snapshot.layout.chunksWritten, shared: snapshot.layout.chunksShared } : null,
   });
   return snapshot;
 }

@@ -36,6 +36,12 @@ export interface ImportReport {
    * (Absent from reports written before this existed.)
    */
   unchanged_snapshot?: boolean;
+  /**
+   * How the new snapshot's items were stored: chunks written, and chunks
+   * shared with the snapshot before it because none of their records changed
+   * (null when no snapshot was written). (Absent from reports written before this existed.)
+   */
+  chunks?: { written: number; shared: number } | null;
   warnings: { count: number; items: ImportWarning[] };
   bytes: number;
   duration_ms: number;

@@ -24,9 +24,13 @@ test('the AUTOINCREMENT migration keeps every snapshot and stops id reuse', asyn
   const upgrade = SQLITE_MIGRATIONS.findIndex((sql) => sql.includes('snapshots_autoincrement'));
   assert.ok(upgrade > 0, 'the migration is in the list');
 
-  // The schema as it was before the upgrade.
+  // The schema as it was before the upgrade — plus the chunk map (migration 11), without which
+  // this release's store cannot write: it goes again before the upgrade, which maps the chunks anew.
+  const chunkMap = SQLITE_MIGRATIONS.findIndex((sql) => sql.includes('CREATE TABLE chunk_map'));
+  assert.ok(chunkMap > upgrade);
   const raw = new Database(file);
   for (const sql of SQLITE_MIGRATIONS.slice(0, upgrade)) raw.exec(sql);
+  raw.exec(SQLITE_MIGRATIONS[chunkMap]!);
   raw.pragma(`user_version = ${upgrade}`);
   raw.close();
 
@@ -40,6 +44,9 @@ test('the AUTOINCREMENT migration keeps every snapshot and stops id reuse', asyn
   assert.equal(kept.snapshotId, dropped.snapshotId, 'before the upgrade a discarded id is given again (the bug)');
   const before = { live: await old.snapshotMeta(live.snapshotId), kept: await old.snapshotMeta(kept.snapshotId) };
   await old.close();
+  const unmap = new Database(file);
+  unmap.exec('DROP TABLE chunk_map; ALTER TABLE snapshots DROP COLUMN base_snapshot_id;');
+  unmap.close();
 
   const store = new SqliteStore(file);
   await store.migrate();

@@ -242,6 +242,28 @@ export function chunkSharingSuite(factory: StoreFactory) {
       await assertSegmentsInflate(second.snapshotId);
     });
 
+    test('segments made only after the re-import land where both snapshots find them', async () => {
+      const companyId = await company();
+      const ids = range(2500);
+      const first = await load(companyId, rows(ids), FIRST);
+      // No segment pass for the first (a CLI import with no server running), then a re-import.
+      const second = await load(companyId, rows(ids, (id) => (id === ids[1800] ? 'v2' : 'v1')), FIRST + DAY);
+      const chunks = (await store.snapshotMeta(second.snapshotId))!.chunkStarts.length;
+      assert.equal((await store.chunksWithoutSegments(second.snapshotId)).length, chunks);
+      const pass = await writeChunkSegments(store, second.snapshotId);
+      assert.equal(pass.chunks, chunks);
+      assert.deepEqual(await store.chunksWithoutSegments(second.snapshotId), []);
+      await assertSegmentsInflate(second.snapshotId);
+      // The shared chunks' segments serve the first snapshot too, where their neighbours are the same.
+      const firstMissing = await store.chunksWithoutSegments(first.snapshotId);
+      assert.ok(firstMissing.length <= 3, `the first snapshot still lacks ${firstMissing.length} segments`);
+      await writeChunkSegments(store, first.snapshotId);
+      await assertSegmentsInflate(first.snapshotId);
+      await assertSegmentsInflate(second.snapshotId);
+      await store.sweepSnapshots(Date.now() + 1000);
+      await assertSegmentsInflate(second.snapshotId);
+    });
+
     test('thirty nights of a few changes each: stored chunks stay within 1.5× one snapshot, and reads stay exact', async () => {
       const companyId = await company();
       const ids = range(3000);

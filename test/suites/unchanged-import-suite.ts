@@ -127,6 +127,7 @@ export function unchangedImportSuite(factory: StoreFactory) {
       const meta = (await store.snapshotMeta(live))!;
       const before = await rows.count(c.id);
       assert.deepEqual([before.snapshots, before.unpublished, before.records], [1, 0, 600]);
+      assert.deepEqual(first.chunks, { written: meta.chunkStarts.length, shared: 0 }, 'a first import writes every chunk');
       const list = await get(key, '?limit=100');
       const detail = await get(key, '/C000007');
       assert.equal(list.status, 200);
@@ -136,6 +137,7 @@ export function unchangedImportSuite(factory: StoreFactory) {
       assert.equal(again.status, 'succeeded');
       assert.deepEqual(counts(again), [0, 0, 600, 0]);
       assert.equal(again.unchanged_snapshot, true, 'the report says the live snapshot was kept');
+      assert.equal(again.chunks, null, 'no snapshot, no chunks');
       assert.equal(await store.liveSnapshotId(c.id, 'clientes'), live, 'the same snapshot stays live');
       assert.deepEqual((await store.snapshotMeta(live))!.chunkStarts, meta.chunkStarts);
       assert.deepEqual(await rows.count(c.id), before, 'no snapshot, chunk or record was written');
@@ -186,6 +188,7 @@ export function unchangedImportSuite(factory: StoreFactory) {
       const one = await importFile(c.id, customersCsv(300, (i) => (i === 41 ? 'Cambiado' : `Cliente ${i}`)));
       assert.deepEqual([...counts(one), one.unchanged_snapshot], [0, 1, 299, 0, false]);
       const next = await store.liveSnapshotId(c.id, 'clientes');
+      assert.equal(one.chunks!.written + one.chunks!.shared, (await store.snapshotMeta(next!))!.chunkStarts.length);
       assert.notEqual(next, live, 'a new snapshot is live');
       const after = await rows.count(c.id);
       assert.deepEqual([after.snapshots, after.unpublished], [2, 0]);

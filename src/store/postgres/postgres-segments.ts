@@ -17,14 +17,25 @@ export async function writeSegments(db: Db, snapshotId: number, segments: readon
     // Segments can be made again and reads do without them: losing the last few in a crash is
     // harmless, so their commits do not wait for the WAL to reach the disk.
     await c.run('SET LOCAL synchronous_commit = off');
-    await c.run('DELETE FROM chunk_segments WHERE snapshot_id = $1 AND chunk_no = ANY($2::int[])', [
-      snapshotId,
-      segments.map((s) => s.chunkNo),
-    ]);
+    // Each segment goes where the snapshot's map says its chunk's segment is: a chunk shared with
+    // an earlier snapshot, after the same chunk as there, shares that snapshot's segment row
+    // (chunk-reuse.ts), which may not have been made yet.
+    const located = await c.rows<{ chunk_no: number; seg_snapshot: string; seg_chunk: number }>(
+      'SELECT chunk_no, seg_snapshot, seg_chunk FROM chunk_map WHERE snapshot_id = $1 AND chunk_no = ANY($2::int[])',
+      [snapshotId, segments.map((s) => s.chunkNo)],
+    );
+    const where = new Map(located.map((r) => [r.chunk_no, { snapshot: Number(r.seg_snapshot), chunk: r.seg_chunk }]));
+    const placed = segments.filter((s) => where.has(s.chunkNo));
+    if (placed.length === 0) return;
+    await c.run(
+      'DELETE FROM chunk_segments x USING unnest($1::bigint[], $2::int[]) AS l(snapshot_id, chunk_no) WHERE x.snapshot_id = l.snapshot_id AND x.chunk_no = l.chunk_no',
+      [placed.map((s) => where.get(s.chunkNo)!.snapshot), placed.map((s) => where.get(s.chunkNo)!.chunk)],
+    );
     async function* encoded() {
       const enc = new CopyEncoder(4 * 1024);
-      for (const s of segments) {
-        enc.row(6).int8(snapshotId).int4(s.chunkNo).int4(s.rawLength).int4(s.contextLength).int8(s.crc32).bytesFollow(s.deflate.length);
+      for (const s of placed) {
+        const at = where.get(s.chunkNo)!;
+        enc.row(6).int8(at.snapshot).int4(at.chunk).int4(s.rawLength).int4(s.contextLength).int8(s.crc32).bytesFollow(s.deflate.length);
         yield enc.take();
         yield s.deflate;
       }

@@ -13,13 +13,17 @@ export function writeSegments(db: Database, snapshotId: number, segments: readon
     // A snapshot swept meanwhile gets no orphan segments: the check and the writes are one transaction.
     const exists = cachedStatement(db, `SELECT 1 FROM snapshots WHERE id = ? AND state IN ('live', 'superseded')`).get(snapshotId);
     if (!exists) return;
+    // Each segment goes where the snapshot's map says its chunk's segment is: a chunk shared with
+    // an earlier snapshot, after the same chunk as there, shares that snapshot's segment row
+    // (chunk-reuse.ts), which may not have been made yet.
     const insert = cachedStatement(
       db,
-      `INSERT INTO chunk_segments (snapshot_id, chunk_no, raw_length, context_length, crc32, deflate) VALUES (?, ?, ?, ?, ?, ?)
+      `INSERT INTO chunk_segments (snapshot_id, chunk_no, raw_length, context_length, crc32, deflate)
+       SELECT m.seg_snapshot, m.seg_chunk, ?, ?, ?, ? FROM chunk_map m WHERE m.snapshot_id = ? AND m.chunk_no = ?
        ON CONFLICT (snapshot_id, chunk_no) DO UPDATE SET raw_length = excluded.raw_length,
          context_length = excluded.context_length, crc32 = excluded.crc32, deflate = excluded.deflate`,
     );
-    for (const s of segments) insert.run(snapshotId, s.chunkNo, s.rawLength, s.contextLength, s.crc32, s.deflate);
+    for (const s of segments) insert.run(s.rawLength, s.contextLength, s.crc32, s.deflate, snapshotId, s.chunkNo);
     // IMMEDIATE: begun as a read, the transaction could not become a write once another
     // process (another server's pass, an import) had committed meanwhile (SQLITE_BUSY at once,
     // without the busy timeout), which cut passes short when two servers shared the file.
