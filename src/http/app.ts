@@ -122,6 +122,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   fastify.setErrorHandler(async (error, request, reply) => {
     if (error instanceof ApiError) return sendError(reply, error);
     if (error instanceof StoreUnavailableError) {
+      // The client only learns "retry later"; the operator needs the cause (a pool wait, a cancelled statement, a lost server).
+      request.log.warn({ cause: (error.cause as Error | undefined)?.message ?? error.message }, 'store unavailable: answered 503');
       return sendError(reply, new ApiError('unavailable', undefined, { 'Retry-After': '5' }));
     }
     const status = (error as { statusCode?: number }).statusCode;
