@@ -78,13 +78,21 @@ export async function soakCluster(): Promise<void> {
     for (const name of ['s1', 's2', 's3']) await proxy.waitFor(name, (s) => s.status === 'UP', 'UP');
 
     const agent = new Agent({ keepAlive: true, maxSockets: concurrency + 2, ca: cert });
+    // A 503 comes from an instance (JSON, `unavailable`) or from HAProxy itself (no instance UP): told apart by its body.
+    const unavailable = { instance: 0, proxy: 0 };
     const send = (path: string, headers: Record<string, string>, body?: Buffer) =>
       new Promise<{ status: number; etag?: string }>((resolve) => {
         const req = request(
           { host: '127.0.0.1', port: ports[3], servername: 'localhost', path, method: body ? 'PUT' : 'GET', headers, agent },
           (res) => {
-            res.on('data', () => {});
-            res.on('end', () => resolve({ status: res.statusCode!, etag: res.headers.etag }));
+            let text = '';
+            res.on('data', (d: Buffer) => {
+              if (res.statusCode === 503) text += d.toString();
+            });
+            res.on('end', () => {
+              if (res.statusCode === 503) unavailable[text.includes('"unavailable"') ? 'instance' : 'proxy']++;
+              resolve({ status: res.statusCode!, etag: res.headers.etag });
+            });
           },
         );
         req.on('error', () => resolve({ status: 0 }));
@@ -165,6 +173,13 @@ export async function soakCluster(): Promise<void> {
     console.log(`  statuses          ${[...statuses].sort().map(([s, c]) => `${s}: ${c}`).join(', ')}`);
     console.log(`  errors            ${unexpected}  (the 400s and 401s above are the deliberate bad parameters and keys)`);
     console.log(`  latency           p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms (through TLS and the proxy)`);
+    if (unavailable.instance + unavailable.proxy > 0) {
+      console.log(`  503s              ${unavailable.instance} from the instances (store unavailable: their log says why), ${unavailable.proxy} from HAProxy (no instance UP)`);
+    }
+    // Health checks that failed, and servers taken out of rotation, as HAProxy reports them.
+    const changes = proxy.logs.join('').split('\n').filter((l) => /is (DOWN|UP)/.test(l));
+    console.log(`  HAProxy           ${changes.filter((l) => /is DOWN/.test(l)).length} servers taken out (DOWN), ${changes.filter((l) => /is UP/.test(l)).length} back (UP)`);
+    for (const l of changes.slice(0, 12)) console.log(`    ${l.trim().slice(0, 200)}`);
     let failed = unexpected > 0;
     samples.forEach((series, i) => {
       const after = series.filter((s) => s.at * 1000 >= warmUntil - startedAt).map((s) => s.rss);

@@ -45,6 +45,8 @@ interface Measured {
   metaHitRate: number;
   maxRssMb: number;
   cacheBytesMb: number;
+  /** What each read cache holds at the end (MB), against CHUNK_CACHE_MB's shares (read-cache-budget.ts). */
+  readCachesMb: Record<string, number>;
   /** The server's memory at the end of the measurement: what its RSS is made of. */
   memory: MemorySample;
   profile?: string;
@@ -153,6 +155,7 @@ async function measureAll(
           metaHitRate: d('mirador_snapshot_meta_cache_hits_total') / Math.max(1, d('mirador_snapshot_meta_cache_hits_total') + d('mirador_snapshot_meta_cache_misses_total')),
           maxRssMb: maxRss / 1024 / 1024,
           cacheBytesMb: (after.values.mirador_chunk_cache_bytes ?? 0) / 1024 / 1024,
+          readCachesMb: Object.fromEntries(Object.entries(after.readCaches).map(([c, b]) => [c, b / 1024 / 1024])),
           memory,
         };
       } finally {
@@ -169,7 +172,7 @@ async function measureAll(
       const other = m.memory.rssAnon - m.memory.heapTotal - m.memory.external;
       say(
         `         memory at the end: RSS ${mb(m.memory.rss)} MB = heap ${mb(m.memory.heapUsed)}/${mb(m.memory.heapTotal)} (used/total) + external (Buffers) ${mb(m.memory.external)}` +
-          ` + other anon ${mb(other)} (SQLite, malloc, threads) + file/shm ${mb(m.memory.rssFileShmem)}; chunk cache holds ${m.cacheBytesMb.toFixed(0)} MB`,
+          ` + other anon ${mb(other)} (SQLite, malloc, threads) + file/shm ${mb(m.memory.rssFileShmem)}; read caches hold ${Object.entries(m.readCachesMb).map(([c, v]) => `${c} ${v.toFixed(1)}`).join(', ')} MB`,
       );
       if (m.profile) say(m.profile);
     }
@@ -191,18 +194,21 @@ async function wrk(base: string, script: string, lines: string, start: number, s
   return { rps: o.requests / (o.duration_us / 1e6), p50Ms: o.p50_us / 1000, p99Ms: o.p99_us / 1000, requests: o.requests, bad: o.bad };
 }
 
-/** The server's counters: unlabelled series by name, and /v1 requests by status. */
-async function scrape(base: string): Promise<{ values: Record<string, number>; statuses: Record<string, number> }> {
+/** The server's counters: unlabelled series by name, /v1 requests by status, and each read cache's bytes. */
+async function scrape(base: string): Promise<{ values: Record<string, number>; statuses: Record<string, number>; readCaches: Record<string, number> }> {
   const text = await (await fetch(`${base}/metrics`)).text();
   const values: Record<string, number> = {};
   const statuses: Record<string, number> = {};
+  const readCaches: Record<string, number> = {};
   for (const line of text.split('\n')) {
     const plain = /^(mirador_[a-z_]+) (\S+)$/.exec(line);
     if (plain) values[plain[1]!] = Number(plain[2]);
     const req = /^mirador_http_requests_total\{route="\/v1[^"]*",method="GET",status="(\d+)"\} (\S+)$/.exec(line);
     if (req) statuses[req[1]!] = (statuses[req[1]!] ?? 0) + Number(req[2]);
+    const cache = /^mirador_read_cache_bytes\{cache="(\w+)"\} (\S+)$/.exec(line);
+    if (cache) readCaches[cache[1]!] = Number(cache[2]);
   }
-  return { values, statuses };
+  return { values, statuses, readCaches };
 }
 
 /** The highest VmRSS of `pid`, sampled every second until stopped. */

@@ -12,6 +12,9 @@ import { registerEventRoutes } from './api/event-routes.js';
 import { apiDocs } from './api/api-docs.js';
 import { CompressedBodyCache } from './api/send-body.js';
 import { CachedChunkSource } from './api/cached-chunk-source.js';
+import { splitReadCacheBudget } from './api/read-cache-budget.js';
+import { MatchCache } from './api/subset-page.js';
+import { TombstoneCache } from './api/tombstone-cache.js';
 import { CredentialsCache } from './credentials-cache.js';
 import { createRateCounter, RateLimiter } from './rate-limit.js';
 import { clientErrorHandler, MAX_URL_LENGTH } from './client-errors.js';
@@ -119,6 +122,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   fastify.setErrorHandler(async (error, request, reply) => {
     if (error instanceof ApiError) return sendError(reply, error);
     if (error instanceof StoreUnavailableError) {
+      // The client only learns "retry later"; the operator needs the cause (a pool wait, a cancelled statement, a lost server).
+      request.log.warn({ cause: (error.cause as Error | undefined)?.message ?? error.message }, 'store unavailable: answered 503');
       return sendError(reply, new ApiError('unavailable', undefined, { 'Retry-After': '5' }));
     }
     const status = (error as { statusCode?: number }).statusCode;
@@ -136,9 +141,19 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   const sandbox = deps.sandbox ?? new SandboxSnapshots();
   const counter = createRateCounter(config.redisUrl, deps.logger);
-  const compressed = new CompressedBodyCache(Math.max(16 * 1024 * 1024, config.chunkCacheBytes / 2));
-  const chunkSource = new CachedChunkSource(store, config.chunkCacheBytes);
+  // Every cache of the read path that grows with the data shares CHUNK_CACHE_MB (read-cache-budget.ts).
+  const budget = splitReadCacheBudget(config.chunkCacheBytes);
+  const compressed = new CompressedBodyCache(budget.compressedBodies);
+  const chunkSource = new CachedChunkSource(store, budget.chunks);
+  const matches = new MatchCache(budget.filterMatches);
+  const tombstones = new TombstoneCache(store, budget.tombstones);
   metrics.watchChunkCache(() => chunkSource.stats());
+  metrics.watchReadCaches(() => [
+    { cache: 'chunks', bytes: chunkSource.cachedBytes, budgetBytes: budget.chunks },
+    { cache: 'compressed_bodies', bytes: compressed.cachedBytes, budgetBytes: budget.compressedBodies },
+    { cache: 'filter_matches', bytes: matches.cachedBytes, budgetBytes: budget.filterMatches },
+    { cache: 'tombstones', bytes: tombstones.cachedBytes, budgetBytes: budget.tombstones },
+  ]);
   const keyLimiter = new RateLimiter(counter, config.rateLimitPerMinute, deps.logger);
   const sandboxLimiter = new RateLimiter(counter, config.sandboxRateLimitPerMinute, deps.logger);
   registerApiRoutes(fastify, {
@@ -147,6 +162,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     chunkSource,
     sandbox,
     compressed,
+    matches,
+    tombstones,
     keyLimiter,
     sandboxLimiter,
     snapshotRetentionMs: config.snapshotRetentionMs,

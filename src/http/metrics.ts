@@ -2,6 +2,7 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ImportReport } from '../imports/import-report.js';
 import type { ChunkCacheStats } from './api/cached-chunk-source.js';
+import type { CacheUse } from './api/read-cache-budget.js';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -28,6 +29,14 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'mirador_' });
   }
 
+  /** The read path's caches, each against its share of CHUNK_CACHE_MB (see `watchReadCaches`). */
+  private readCaches: (() => CacheUse[]) | null = null;
+
+  /** Reports what each cache of the read path holds, and its share of CHUNK_CACHE_MB, at each scrape. */
+  watchReadCaches(uses: () => CacheUse[]) {
+    this.readCaches = uses;
+  }
+
   /** Reports the chunk cache's hits, misses and size at each scrape. */
   watchChunkCache(stats: () => ChunkCacheStats) {
     this.chunkCache = stats;
@@ -42,7 +51,7 @@ export class Metrics {
 
   /** Everything, in the Prometheus text format. */
   async text(): Promise<string> {
-    return (await this.registry.metrics()) + this.http.text() + chunkCacheText(this.chunkCache?.());
+    return (await this.registry.metrics()) + this.http.text() + chunkCacheText(this.chunkCache?.()) + readCachesText(this.readCaches?.());
   }
 
   observeImport(report: Pick<ImportReport, 'kind' | 'status' | 'rows_read' | 'duration_ms'>) {
@@ -131,9 +140,24 @@ function chunkCacheText(s: ChunkCacheStats | undefined): string {
     '# HELP mirador_chunk_cache_bytes Bytes held by the chunk cache.',
     '# TYPE mirador_chunk_cache_bytes gauge',
     `mirador_chunk_cache_bytes ${s.bytes}`,
-    '# HELP mirador_chunk_cache_budget_bytes The chunk cache\'s budget (CHUNK_CACHE_MB).',
+    '# HELP mirador_chunk_cache_budget_bytes The chunk cache\'s share of CHUNK_CACHE_MB.',
     '# TYPE mirador_chunk_cache_budget_bytes gauge',
     `mirador_chunk_cache_budget_bytes ${s.budgetBytes}`,
+    '',
+  ].join('\n');
+}
+
+/** Each read cache's bytes and share (CHUNK_CACHE_MB split by read-cache-budget.ts); nothing before the API has them. */
+function readCachesText(uses: CacheUse[] | undefined): string {
+  if (!uses) return '';
+  return [
+    '',
+    '# HELP mirador_read_cache_bytes Bytes held by each cache of the read path.',
+    '# TYPE mirador_read_cache_bytes gauge',
+    ...uses.map((u) => `mirador_read_cache_bytes{cache="${u.cache}"} ${u.bytes}`),
+    '# HELP mirador_read_cache_budget_bytes Each read cache\'s share of CHUNK_CACHE_MB.',
+    '# TYPE mirador_read_cache_budget_bytes gauge',
+    ...uses.map((u) => `mirador_read_cache_budget_bytes{cache="${u.cache}"} ${u.budgetBytes}`),
     '',
   ].join('\n');
 }

@@ -16,10 +16,11 @@ import { ALLOWED_METHODS } from './api-components.js';
 import { apiDocs, DOC_ONLY } from './api-docs.js';
 import { parseListQuery, type ListQuery } from './list-query.js';
 import { parseSubset, type EqualFilter, type Subset } from './subset-query.js';
-import { MatchCache } from './subset-page.js';
+import type { MatchCache } from './subset-page.js';
+import type { TombstoneCache } from './tombstone-cache.js';
 import { sendCacheable, sendCacheableNow, type CompressedBodyCache, type Meter } from './send-body.js';
 import type { CachedChunkSource } from './cached-chunk-source.js';
-import { renderTombstones, type RenderedTombstone } from './merged-page.js';
+import type { RenderedTombstone } from './merged-page.js';
 import { RELATED } from './subset-docs.js';
 import { clip, detailBody, listPage, REAL_CACHE, REAL_VARY, SANDBOX_CACHE, SANDBOX_VARY, type View } from './api-pages.js';
 
@@ -29,6 +30,9 @@ export interface ApiDeps {
   chunkSource: CachedChunkSource;
   sandbox: SandboxSnapshots;
   compressed: CompressedBodyCache;
+  /** Matches of recent filters, and rendered tombstones: with `chunkSource` and `compressed`, within CHUNK_CACHE_MB (read-cache-budget.ts). */
+  matches: MatchCache;
+  tombstones: TombstoneCache;
   /** Per API key. */
   keyLimiter: RateLimiter;
   /** Per client address, for the sandbox. */
@@ -157,20 +161,9 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
     return meta;
   };
 
-  const matches = new MatchCache();
-  const tombstoneCache = new Map<number, Promise<RenderedTombstone[]>>();
-  const tombstonesOf = (v: View, meta: SnapshotMeta): Promise<RenderedTombstone[]> => {
-    if (v.sandbox) return Promise.resolve(deps.sandbox.byKind[meta.kind].tombstones);
-    let hit = tombstoneCache.get(meta.id);
-    if (!hit) {
-      // A snapshot's tombstones never change: cache them by snapshot, a few dozen at most.
-      if (tombstoneCache.size >= 64) tombstoneCache.delete(tombstoneCache.keys().next().value!);
-      hit = deps.store.readTombstones(meta.id).then(renderTombstones);
-      hit.catch(() => tombstoneCache.delete(meta.id));
-      tombstoneCache.set(meta.id, hit);
-    }
-    return hit;
-  };
+  const matches = deps.matches;
+  const tombstonesOf = (v: View, meta: SnapshotMeta): Promise<RenderedTombstone[]> =>
+    v.sandbox ? Promise.resolve(deps.sandbox.byKind[meta.kind].tombstones) : deps.tombstones.of(meta.id);
 
   /** A list, or (with `given`) a related-record list filtered on its parent. */
   const list = async (request: FastifyRequest, reply: FastifyReply, v: View, kind: Kind, given?: EqualFilter, parent?: () => Promise<void>) => {

@@ -11,6 +11,7 @@ import { RecordIndex } from '../../store/record-index.js';
 import { decodeIndex, type SnapshotIndex } from '../../store/snapshot-index.js';
 import type { ChunkSource } from '../../snapshots/chunk-source.js';
 import { timeAt } from './snapshot-reader.js';
+import { metaSize, sizeOf, type Cached } from './cache-sizes.js';
 
 /** Records read per query when a snapshot's RecordIndex is loaded (a turn of the event loop between two). */
 const RECORD_PAGE = 4096;
@@ -46,7 +47,9 @@ export class CachedChunkSource implements ChunkSource {
   private readonly legacyBuilds = new Map<number, Promise<Legacy>>();
   private readonly loading = new Map<string, Promise<Chunk[]>>();
   private readonly loadingSegments = new Map<string, Promise<ChunkSegment[]>>();
+  /** Bytes of the LRU's entries, and of the metas (kept apart, counted in the same budget). */
   private bytes = 0;
+  private metaBytes = 0;
   /** What `stats()` reports (GET /metrics, metrics.ts). */
   private readonly counts = { hits: 0, misses: 0, metaHits: 0, metaMisses: 0 };
 
@@ -89,9 +92,9 @@ export class CachedChunkSource implements ChunkSource {
     return this.lru.has(recordIndexKey(meta.id));
   }
 
-  /** Bytes held in the LRU, at most the budget. */
+  /** Bytes held (the LRU's entries and the snapshot metas), at most the budget. */
   get cachedBytes(): number {
-    return this.bytes;
+    return this.bytes + this.metaBytes;
   }
 
   /** Counts a lookup the RecordIndex could not answer, and starts loading it once they are enough. */
@@ -142,7 +145,7 @@ export class CachedChunkSource implements ChunkSource {
    * that misses on the synchronous path and is then read counts once as a miss.
    */
   stats(): ChunkCacheStats {
-    return { ...this.counts, bytes: this.bytes, budgetBytes: this.budgetBytes, entries: this.lru.size };
+    return { ...this.counts, bytes: this.cachedBytes, budgetBytes: this.budgetBytes, entries: this.lru.size };
   }
 
   async meta(snapshotId: number): Promise<SnapshotMeta | null> {
@@ -157,10 +160,26 @@ export class CachedChunkSource implements ChunkSource {
     if (meta && meta.publishedAt !== null) {
       // Least recently used out: a thousand companies have 4,000 live snapshots, and the ones
       // asked for most must stay (oldest-inserted eviction hit about half the time there).
-      if (this.metas.size >= MAX_METAS) this.metas.delete(this.metas.keys().next().value!);
-      this.metas.set(snapshotId, meta);
+      this.rememberMeta(snapshotId, meta);
     }
     return meta;
+  }
+
+  /**
+   * Metas take at most an eighth of the budget (thousands of small snapshots
+   * fit in a few MB): past it, or past MAX_METAS, the least recently used go;
+   * within it, they push chunks out, being worth more per byte.
+   */
+  private rememberMeta(snapshotId: number, meta: SnapshotMeta) {
+    if (this.metas.has(snapshotId)) return;
+    this.metas.set(snapshotId, meta);
+    this.metaBytes += metaSize(meta);
+    while (this.metas.size > MAX_METAS || this.metaBytes > this.budgetBytes / 8) {
+      const [oldId, old] = this.metas.entries().next().value!;
+      this.metas.delete(oldId);
+      this.metaBytes -= metaSize(old);
+    }
+    this.evictOverBudget();
   }
 
   cachedMeta(snapshotId: number): SnapshotMeta | undefined {
@@ -336,7 +355,12 @@ export class CachedChunkSource implements ChunkSource {
     if (sizeOf(entry) > this.budgetBytes || this.lru.has(key)) return;
     this.lru.set(key, entry);
     this.bytes += sizeOf(entry);
-    while (this.bytes > this.budgetBytes) {
+    this.evictOverBudget();
+  }
+
+  /** Least recently used entries out until the LRU and the metas fit the budget. */
+  private evictOverBudget() {
+    while (this.bytes + this.metaBytes > this.budgetBytes && this.lru.size > 0) {
       const [oldKey, old] = this.lru.entries().next().value!;
       this.lru.delete(oldKey);
       this.bytes -= sizeOf(old);
@@ -355,15 +379,13 @@ export interface ChunkCacheStats {
   entries: number;
 }
 
-/** Snapshot metas kept (a few hundred bytes each, more for a large snapshot's chunk starts). */
+/** Snapshot metas kept at most (a few hundred bytes each, more for a large snapshot's chunk starts). */
 const MAX_METAS = 4096;
 
 const chunkKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}`;
 const segmentKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}:z`;
 const thinKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}:t`;
 const recordIndexKey = (snapshotId: number) => `${snapshotId}:rx`;
-
-type Cached = Chunk | ChunkSegment | ThinChunk | SnapshotIndex | RecordIndex;
 
 /** The record `idErp` of the snapshot, from its index; its time is the timeline's at its position (list order is by time). */
 function refOf(meta: SnapshotMeta, index: RecordIndex, idErp: string): RecordRef | null {
@@ -376,11 +398,4 @@ function refOf(meta: SnapshotMeta, index: RecordIndex, idErp: string): RecordRef
 interface Legacy {
   thin: ThinChunk[];
   indexes: Map<string, SnapshotIndex>;
-}
-
-function sizeOf(entry: Cached): number {
-  if (entry instanceof RecordIndex) return entry.byteLength;
-  if ('deflate' in entry) return entry.deflate.length;
-  if ('byteLength' in entry) return entry.byteLength;
-  return 'bounds' in entry ? entry.bytes.length + entry.bounds.byteLength : entry.bytes.length;
 }

@@ -74,7 +74,13 @@ export class CompressedBodyCache {
   /** Prepared ahead by `prefetch` and not asked for yet: asking for one means a client is walking a list. */
   private readonly prefetched = new Set<string>();
 
-  constructor(private readonly budgetBytes: number) {}
+  /** `budgetBytes`: the compressed bodies' share of CHUNK_CACHE_MB (read-cache-budget.ts). */
+  constructor(readonly budgetBytes: number) {}
+
+  /** Bytes of the bodies held now (those under way count once they are made). */
+  get cachedBytes(): number {
+    return this.bytes;
+  }
 
   /** Whether `key` is compressed and cached (not merely under way). */
   cached(key: string): boolean {

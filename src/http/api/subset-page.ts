@@ -21,9 +21,8 @@ import { chunkIndexOf, type ChunkSource } from './snapshot-reader.js';
 import type { FieldMask, Filters } from './subset-query.js';
 import type { RenderedTombstone } from './merged-page.js';
 
-/** How many filters' matches are kept, and their budget (4 bytes a position). */
+/** How many filters' matches are kept at most, whatever their bytes (4 a position) within the budget. */
 const MATCHES_KEPT = 256;
-const MATCHES_BUDGET_BYTES = 32 * 1024 * 1024;
 
 /**
  * The matches of recent filters, per snapshot: a client walking a filtered
@@ -34,6 +33,14 @@ export class MatchCache {
   private readonly lru = new Map<string, Promise<Uint32Array>>();
   private readonly sizes = new Map<string, number>();
   private bytes = 0;
+
+  /** `budgetBytes`: the filter matches' share of CHUNK_CACHE_MB (read-cache-budget.ts). */
+  constructor(readonly budgetBytes: number) {}
+
+  /** Bytes of the matches held now (those still being computed count once they are known). */
+  get cachedBytes(): number {
+    return this.bytes;
+  }
 
   matches(source: ChunkSource, meta: SnapshotMeta, filters: Filters): Promise<Uint32Array> {
     const key = `${meta.id}\n${filters.key}`;
@@ -48,6 +55,8 @@ export class MatchCache {
     hit.then(
       (m) => {
         if (this.lru.get(key) !== hit) return;
+        // Larger than the whole share: used by this request, kept by none (rather than emptying the cache for it).
+        if (m.byteLength > this.budgetBytes) return void this.lru.delete(key);
         this.sizes.set(key, m.byteLength);
         this.bytes += m.byteLength;
         this.trim();
@@ -59,7 +68,7 @@ export class MatchCache {
   }
 
   private trim() {
-    while (this.lru.size > MATCHES_KEPT || this.bytes > MATCHES_BUDGET_BYTES) {
+    while (this.lru.size > MATCHES_KEPT || this.bytes > this.budgetBytes) {
       const oldest = this.lru.keys().next().value!;
       this.lru.delete(oldest);
       this.bytes -= this.sizes.get(oldest) ?? 0;

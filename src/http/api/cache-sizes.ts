@@ -1,0 +1,29 @@
+/**
+ * What CachedChunkSource's entries cost in memory, counted against its share
+ * of CHUNK_CACHE_MB (read-cache-budget.ts).
+ */
+import type { Chunk, ChunkSegment, SnapshotMeta, ThinChunk } from '../../store/store.js';
+import { RecordIndex } from '../../store/record-index.js';
+import type { SnapshotIndex } from '../../store/snapshot-index.js';
+
+export type Cached = Chunk | ChunkSegment | ThinChunk | SnapshotIndex | RecordIndex;
+
+/** An entry's bytes: its buffers and arrays (the objects around them are small beside a chunk or an index). */
+export function sizeOf(entry: Cached): number {
+  if (entry instanceof RecordIndex) return entry.byteLength;
+  if ('deflate' in entry) return entry.deflate.length;
+  if ('byteLength' in entry) return entry.byteLength;
+  return entry.bytes.length + ('bounds' in entry ? entry.bounds.byteLength : entry.offsets.byteLength);
+}
+
+/**
+ * A meta's memory, estimated: its object, ids and strings (~300 bytes), its
+ * chunk starts, ~50 bytes a timeline entry (an object of two numbers and its
+ * slot) and ~40 bytes a column name besides its characters.
+ */
+export function metaSize(meta: SnapshotMeta): number {
+  let columns = 0;
+  for (const c of meta.columns) columns += 40 + c.length;
+  return 300 + meta.chunkStarts.byteLength + meta.timeline.length * 50 + columns;
+}
+
