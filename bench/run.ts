@@ -139,6 +139,7 @@ async function main() {
       nights: { type: 'string' },
       changes: { type: 'string' },
       'retention-days': { type: 'string' },
+      spread: { type: 'boolean' },
       // The tenants benchmark's (read by tenants-bench.ts).
       scale: { type: 'string' },
       warmup: { type: 'string' },
