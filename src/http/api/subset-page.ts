@@ -278,15 +278,28 @@ export async function renderEntries(
     }
     [full, thin] = [runsOf(f), runsOf(t)];
   }
+  // Items without data come from their chunk's projection on the fields asked for (thin-projection.ts).
+  const projected = fields !== null && !fields.data;
+  const maskKey = fields ? fields.keep.map((k) => (k ? 1 : 0)).join('') : '';
+  // When every entry is an item, a chunk whose projection is kept needs no thin chunk.
+  const kept = new Map<number, Projection>();
+  if (projected && projections && isItem === null) {
+    const missing: number[] = [];
+    for (let r = 0; r < thin.length; r += 2) {
+      for (let c = thin[r]!; c <= thin[r + 1]!; c++) {
+        const p = projections.peek(meta.id, maskKey, c);
+        if (p) kept.set(c, p);
+        else addRun(missing, c);
+      }
+    }
+    thin = missing;
+  }
   const [chunks, thinChunks] = await Promise.all([
     loadRuns(full, (a, b) => source.cachedChunks(meta, a, b), (a, b) => source.chunks(meta, a, b)),
     loadRuns(thin, (a, b) => source.cachedThinChunks(meta, a, b), (a, b) => source.thinChunks(meta, a, b)),
   ]);
   const f = KIND_SPECS[meta.kind].fields.length;
-  // Items without data come from their chunk's projection on the fields asked for (thin-projection.ts).
   const runs = fields && !fields.keep.every(Boolean) ? keptRuns(fields) : null;
-  const projected = fields !== null && !fields.data;
-  const maskKey = fields ? fields.keep.map((k) => (k ? 1 : 0)).join('') : '';
 
   const out = new PageWriter();
   // An open run of whole items: consecutive positions of one chunk or projection.
@@ -320,7 +333,8 @@ export async function renderEntries(
     }
     const item = isItem === null || isItem(e);
     if (item && (fields === null || projected)) {
-      const src = fields === null ? chunk! : (projection ??= projections ? projections.get(meta.id, maskKey, t!, f, runs) : project(t!, f, runs));
+      const src =
+        fields === null ? chunk! : (projection ??= kept.get(c) ?? (projections ? projections.get(meta.id, maskKey, t!, f, runs) : project(t!, f, runs)));
       const k = e - src.firstPos;
       if (run === src && runTo === k) runTo = k + 1;
       else {

@@ -79,6 +79,16 @@ export class ProjectionCache {
 
   constructor(private readonly budgetBytes = PROJECTIONS_BUDGET_BYTES) {}
 
+  /** The projection of chunk `chunkNo` for the field set `maskKey` when it is kept; undefined otherwise. */
+  peek(snapshotId: number, maskKey: string, chunkNo: number): Projection | undefined {
+    const key = `${snapshotId}:${chunkNo}:${maskKey}`;
+    const hit = this.lru.get(key);
+    if (!hit) return undefined;
+    this.lru.delete(key);
+    this.lru.set(key, hit);
+    return hit.projection;
+  }
+
   /** The projection of thin chunk `t` of snapshot `snapshotId` for the field set `maskKey`, made on a miss. */
   get(snapshotId: number, maskKey: string, t: ThinChunk, f: number, runs: number[] | null): Projection {
     const key = `${snapshotId}:${t.chunkNo}:${maskKey}`;
