@@ -13,6 +13,7 @@ import { apiDocs } from './api/api-docs.js';
 import { CompressedBodyCache } from './api/send-body.js';
 import { CachedChunkSource } from './api/cached-chunk-source.js';
 import { splitReadCacheBudget } from './api/read-cache-budget.js';
+import { ProjectionCache } from './api/thin-projection.js';
 import { MatchCache } from './api/subset-page.js';
 import { TombstoneCache } from './api/tombstone-cache.js';
 import { CredentialsCache } from './credentials-cache.js';
@@ -146,12 +147,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const compressed = new CompressedBodyCache(budget.compressedBodies);
   const chunkSource = new CachedChunkSource(store, budget.chunks);
   const matches = new MatchCache(budget.filterMatches);
+  const projections = new ProjectionCache(budget.thinProjections);
   const tombstones = new TombstoneCache(store, budget.tombstones);
   metrics.watchChunkCache(() => chunkSource.stats());
   metrics.watchReadCaches(() => [
     { cache: 'chunks', bytes: chunkSource.cachedBytes, budgetBytes: budget.chunks },
     { cache: 'compressed_bodies', bytes: compressed.cachedBytes, budgetBytes: budget.compressedBodies },
     { cache: 'filter_matches', bytes: matches.cachedBytes, budgetBytes: budget.filterMatches },
+    { cache: 'thin_projections', bytes: projections.cachedBytes, budgetBytes: budget.thinProjections },
     { cache: 'tombstones', bytes: tombstones.cachedBytes, budgetBytes: budget.tombstones },
   ]);
   const keyLimiter = new RateLimiter(counter, config.rateLimitPerMinute, deps.logger);
@@ -163,6 +166,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     sandbox,
     compressed,
     matches,
+    projections,
     tombstones,
     keyLimiter,
     sandboxLimiter,

@@ -105,6 +105,10 @@ export class SandboxSnapshots implements ChunkSource {
   }
 
   async thinChunks(meta: SnapshotMeta, from: number, to: number): Promise<ThinChunk[]> {
+    return this.cachedThinChunks(meta, from, to);
+  }
+
+  cachedThinChunks(meta: SnapshotMeta, from: number, to: number): ThinChunk[] {
     return this.byKind[meta.kind].thinChunks.slice(from, to + 1);
   }
 

@@ -23,6 +23,8 @@ export interface ChunkSource {
   segments?(meta: SnapshotMeta, from: number, to: number): Promise<(ChunkSegment | undefined)[]>;
   /** Thin chunks `from..to` inclusive: the same positions as chunks `from..to`, without `data`. */
   thinChunks(meta: SnapshotMeta, from: number, to: number): Promise<ThinChunk[]>;
+  /** Thin chunks `from..to` inclusive when all are in memory; undefined otherwise (then `thinChunks` reads them). */
+  cachedThinChunks(meta: SnapshotMeta, from: number, to: number): ThinChunk[] | undefined;
   /** A filter index of the snapshot (`eq:estado`, `q`, `range:fecha`; see store/snapshot-index.ts); null when it has none. */
   index(meta: SnapshotMeta, name: string): Promise<SnapshotIndex | null>;
 }

@@ -24,14 +24,14 @@ import { companyWithKey, startServer, type TestServer } from '../helpers/test-se
 
 const MIB = 1024 * 1024;
 
-test('the shares add up to CHUNK_CACHE_MB exactly: chunks 13/16, compressed bodies, filter matches and tombstones 1/16 each', () => {
+test('the shares add up to CHUNK_CACHE_MB exactly: chunks 12/16; compressed bodies, filter matches, tombstones and thin projections 1/16 each', () => {
   for (const total of [0, 1, 15, 16, 17, MIB, 32 * MIB, 512 * MIB, 512 * MIB + 7]) {
     const b = splitReadCacheBudget(total);
     assert.equal(b.total, total);
-    assert.equal(b.chunks + b.compressedBodies + b.filterMatches + b.tombstones, total, `total ${total}`);
-    for (const share of [b.compressedBodies, b.filterMatches, b.tombstones]) assert.equal(share, Math.floor(total / 16));
+    assert.equal(b.chunks + b.compressedBodies + b.filterMatches + b.tombstones + b.thinProjections, total, `total ${total}`);
+    for (const share of [b.compressedBodies, b.filterMatches, b.tombstones, b.thinProjections]) assert.equal(share, Math.floor(total / 16));
   }
-  assert.deepEqual(splitReadCacheBudget(512 * MIB), { total: 512 * MIB, chunks: 416 * MIB, compressedBodies: 32 * MIB, filterMatches: 32 * MIB, tombstones: 32 * MIB });
+  assert.deepEqual(splitReadCacheBudget(512 * MIB), { total: 512 * MIB, chunks: 384 * MIB, compressedBodies: 32 * MIB, filterMatches: 32 * MIB, tombstones: 32 * MIB, thinProjections: 32 * MIB });
   for (const bad of [-1, 1.5, Number.NaN]) assert.throws(() => splitReadCacheBudget(bad), /whole number of bytes/);
 });
 
@@ -100,7 +100,7 @@ for (const factory of await storeFactories()) {
 
     test('under load, each cache stays within its share of a 1 MiB budget, and the shares add up to it', async () => {
       const { budgets } = await uses();
-      assert.deepEqual([...budgets.keys()].sort(), ['chunks', 'compressed_bodies', 'filter_matches', 'tombstones']);
+      assert.deepEqual([...budgets.keys()].sort(), ['chunks', 'compressed_bodies', 'filter_matches', 'thin_projections', 'tombstones']);
       assert.equal([...budgets.values()].reduce((a, b) => a + b, 0), MIB);
       const most = new Map<string, number>();
       const check = async (after: string) => {
@@ -126,6 +126,11 @@ for (const factory of await storeFactories()) {
       for (let g = 0; g < 8; g++) await get(`/v1/clientes?q=g${g}&limit=10`);
       for (let n = 1; n < 10; n++) await get(`/v1/clientes?q=n${n}&limit=10`);
       await check('filters');
+      // Thin pages over the whole list, for two field sets: every chunk's projection, twice.
+      for (const fields of ['id_erp,nombre', 'id_erp,email,telefono,direccion']) {
+        for (let offset = 0; offset < N - 300; offset += 500) await get(`/v1/clientes?fields=${fields}&limit=500&offset=${offset}`);
+      }
+      await check('thin pages');
       // Tombstones of each snapshot, pinned: ~37, 74 and 110 KB against a 64 KB share.
       for (const id of snapshots) {
         const meta = (await store.snapshotMeta(id))!;

@@ -6,7 +6,8 @@
 import type { RecordRef, SnapshotMeta } from '../../store/store.js';
 import type { ListQuery } from './list-query.js';
 import type { Subset } from './subset-query.js';
-import { MatchCache, renderEntries } from './subset-page.js';
+import { renderEntries, type MatchCache } from './subset-page.js';
+import type { ProjectionCache } from './thin-projection.js';
 import { firstAtLeast } from '../../store/snapshot-index.js';
 import type { CacheableBody, Meter } from './send-body.js';
 import { assembleGzip } from './gzip-segments.js';
@@ -41,7 +42,14 @@ export interface View {
  * no next page is prepared for the others. A subset's matches are known
  * before the page (they are cached per snapshot and filter).
  */
-export async function listPage(v: View, q: ListQuery, subset: Subset, tombstones: readonly RenderedTombstone[] | null, matches: MatchCache) {
+/** What subset pages keep between requests: a filter's matches, and chunks trimmed to a `fields=` set. */
+export interface SubsetCaches {
+  matches: MatchCache;
+  projections: ProjectionCache;
+}
+
+export async function listPage(v: View, q: ListQuery, subset: Subset, tombstones: readonly RenderedTombstone[] | null, caches: SubsetCaches) {
+  const { matches, projections } = caches;
   const meta = v.meta;
   const tag =
     `${meta?.publicId ?? 'empty'}.${q.limit}.${q.offset}.${q.updatedSince ?? ''}${tombstones ? '.d' : ''}` +
@@ -65,8 +73,8 @@ export async function listPage(v: View, q: ListQuery, subset: Subset, tombstones
         const page = await mergedPage(source, meta, tombstones, q.updatedSince, q.offset, q.limit);
         // Filtered: a live record that does not match is sent as a tombstone (contract §6, convergence).
         const matched = meta && filters ? await matches.matches(source, meta, filters) : null;
-        const isItem = matched ? (pos: number) => matched[firstAtLeast(matched, pos)] === pos : undefined;
-        const items = meta ? await renderEntries(source, meta, page.entries, fields, isItem) : [];
+        const isItem = matched ? (pos: number) => matched[firstAtLeast(matched, pos)] === pos : null;
+        const items = meta ? await renderEntries(source, meta, page.entries, fields, isItem, projections) : [];
         return [Buffer.from(envelope(page.total, page.entries.length)), ...items, ITEMS_CLOSE];
       },
       gzip: undefined,
@@ -76,17 +84,17 @@ export async function listPage(v: View, q: ListQuery, subset: Subset, tombstones
   const first = meta && q.updatedSince !== null ? firstPositionSince(meta, q.updatedSince) : 0;
   if (meta && (filters || fields)) {
     let total: number;
-    let page: number[];
+    let page: Uint32Array;
     if (filters) {
       const matched = await matches.matches(source, meta, filters);
       const k0 = firstAtLeast(matched, first);
       total = matched.length - k0;
       const a = Math.min(k0 + q.offset, matched.length);
-      page = Array.from(matched.subarray(a, Math.min(a + q.limit, matched.length)));
+      page = matched.subarray(a, Math.min(a + q.limit, matched.length));
     } else {
       total = count - first;
       const a = Math.min(first + q.offset, count);
-      page = Array.from({ length: Math.min(a + q.limit, count) - a }, (_, i) => a + i);
+      page = positionRange(a, Math.min(a + q.limit, count));
     }
     const nextOffset = q.offset + page.length;
     return {
@@ -94,7 +102,7 @@ export async function listPage(v: View, q: ListQuery, subset: Subset, tombstones
       hasMore: nextOffset < total,
       nextOffset,
       // Items are not contiguous, so chunk segments do not apply: the body is compressed whole, and cached by ETag.
-      pieces: async () => [Buffer.from(envelope(total, page.length)), ...(await renderEntries(source, meta, page, fields)), ITEMS_CLOSE],
+      pieces: async () => [Buffer.from(envelope(total, page.length)), ...(await renderEntries(source, meta, page, fields, null, projections)), ITEMS_CLOSE],
       gzip: undefined,
     };
   }
@@ -122,7 +130,7 @@ export async function listPage(v: View, q: ListQuery, subset: Subset, tombstones
 }
 
 /** A detail: `{"ok":true,"item":…}` around the record's bytes. */
-export function detailBody(v: View, meta: SnapshotMeta, record: RecordRef, subset?: Subset): CacheableBody {
+export function detailBody(v: View, meta: SnapshotMeta, record: RecordRef, subset?: Subset, projections: ProjectionCache | null = null): CacheableBody {
   const head = v.sandbox ? SANDBOX_ITEM_HEAD : ITEM_HEAD;
   const fields = subset?.fields;
   if (fields) {
@@ -131,7 +139,7 @@ export function detailBody(v: View, meta: SnapshotMeta, record: RecordRef, subse
       cacheControl: v.sandbox ? SANDBOX_CACHE : REAL_CACHE,
       vary: v.sandbox ? SANDBOX_VARY : REAL_VARY,
       meter: v.meter,
-      pieces: async () => [head, ...(await renderEntries(v.source, meta, [record.pos], fields)), ITEM_CLOSE],
+      pieces: async () => [head, ...(await renderEntries(v.source, meta, [record.pos], fields, null, projections)), ITEM_CLOSE],
     };
   }
   return {
@@ -146,6 +154,13 @@ export function detailBody(v: View, meta: SnapshotMeta, record: RecordRef, subse
       return item && [head, ...item, ITEM_CLOSE];
     },
   };
+}
+
+/** Positions `from..to - 1`. */
+function positionRange(from: number, to: number): Uint32Array {
+  const out = new Uint32Array(Math.max(0, to - from));
+  for (let i = 0; i < out.length; i++) out[i] = from + i;
+  return out;
 }
 
 export function clip(value: string): string {

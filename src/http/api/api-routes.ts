@@ -22,7 +22,8 @@ import { sendCacheable, sendCacheableNow, type CompressedBodyCache, type Meter }
 import type { CachedChunkSource } from './cached-chunk-source.js';
 import type { RenderedTombstone } from './merged-page.js';
 import { RELATED } from './subset-docs.js';
-import { clip, detailBody, listPage, REAL_CACHE, REAL_VARY, SANDBOX_CACHE, SANDBOX_VARY, type View } from './api-pages.js';
+import { clip, detailBody, listPage, REAL_CACHE, REAL_VARY, SANDBOX_CACHE, SANDBOX_VARY, type SubsetCaches, type View } from './api-pages.js';
+import type { ProjectionCache } from './thin-projection.js';
 
 export interface ApiDeps {
   store: Store;
@@ -30,8 +31,9 @@ export interface ApiDeps {
   chunkSource: CachedChunkSource;
   sandbox: SandboxSnapshots;
   compressed: CompressedBodyCache;
-  /** Matches of recent filters, and rendered tombstones: with `chunkSource` and `compressed`, within CHUNK_CACHE_MB (read-cache-budget.ts). */
+  /** Matches of recent filters, thin items trimmed to field sets, and rendered tombstones: with `chunkSource` and `compressed`, within CHUNK_CACHE_MB (read-cache-budget.ts). */
   matches: MatchCache;
+  projections: ProjectionCache;
   tombstones: TombstoneCache;
   /** Per API key. */
   keyLimiter: RateLimiter;
@@ -161,7 +163,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
     return meta;
   };
 
-  const matches = deps.matches;
+  const caches: SubsetCaches = { matches: deps.matches, projections: deps.projections };
   const tombstonesOf = (v: View, meta: SnapshotMeta): Promise<RenderedTombstone[]> =>
     v.sandbox ? Promise.resolve(deps.sandbox.byKind[meta.kind].tombstones) : deps.tombstones.of(meta.id);
 
@@ -173,7 +175,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
     if (parent) await charged(v, parent);
     const meta = query.snapshot === null ? v.meta : await charged(v, () => pinned(v, kind, query.snapshot!));
     const tombstones = query.includeDeleted && meta ? await tombstonesOf(v, meta) : null;
-    return sendList(request, reply, deps, { ...v, meta }, query, subset, tombstones, matches);
+    return sendList(request, reply, deps, { ...v, meta }, query, subset, tombstones, caches);
   };
 
   for (const { parent, child, field } of RELATED) {
@@ -240,7 +242,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps) {
           if (!found) throw new ApiError('not_found', `There is no ${kind} record with id_erp "${clip(idErp)}".`);
           return found;
         });
-        return sendCacheable(request, reply, deps.compressed, detailBody(v, v.meta!, record, subset));
+        return sendCacheable(request, reply, deps.compressed, detailBody(v, v.meta!, record, subset, caches.projections));
       };
       // Most details and 304s are answered from memory with no promise (detailNow); the rest,
       // errors included, take the general path from the start.
@@ -300,11 +302,11 @@ async function sendList(
   q: ListQuery,
   subset: Subset,
   tombstones: readonly RenderedTombstone[] | null,
-  matches: MatchCache,
+  caches: SubsetCaches,
 ) {
-  const page = await listPage(v, q, subset, tombstones, matches);
+  const page = await listPage(v, q, subset, tombstones, caches);
   // A client following next_offset asks for this next: when the body is compressed, it is prepared meanwhile.
-  const nextPage = page.hasMore ? await listPage(v, { ...q, offset: page.nextOffset }, subset, tombstones, matches) : null;
+  const nextPage = page.hasMore ? await listPage(v, { ...q, offset: page.nextOffset }, subset, tombstones, caches) : null;
   return sendCacheable(request, reply, deps.compressed, {
     tag: page.tag,
     cacheControl: v.sandbox ? SANDBOX_CACHE : REAL_CACHE,

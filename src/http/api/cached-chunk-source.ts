@@ -247,6 +247,18 @@ export class CachedChunkSource implements ChunkSource {
     return out;
   }
 
+  /** In memory only: a filtered page asks for many runs, and one that misses is read with the others by `thinChunks`. */
+  cachedThinChunks(meta: SnapshotMeta, from: number, to: number): ThinChunk[] | undefined {
+    if (!meta.indexed) return undefined;
+    const out: ThinChunk[] = [];
+    for (let i = from; i <= to; i++) {
+      const hit = this.hit<ThinChunk>(thinKey(meta.id, i));
+      if (!hit) return undefined;
+      out.push(hit);
+    }
+    return out;
+  }
+
   async thinChunks(meta: SnapshotMeta, from: number, to: number): Promise<ThinChunk[]> {
     if (!meta.indexed) return (await this.legacy(meta)).thin.slice(from, to + 1);
     const out: ThinChunk[] = [];

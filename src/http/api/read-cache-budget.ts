@@ -6,7 +6,7 @@
  * not use is not lent to another, which keeps each bound simple to test.
  *
  * The split, in sixteenths (docs/configuration.md says the same):
- * - chunks, 13/16: item chunks, their gzip segments, thin chunks, filter
+ * - chunks, 12/16: item chunks, their gzip segments, thin chunks, filter
  *   indexes, record indexes and snapshot metas (CachedChunkSource). Most of
  *   what is served is read from here, so it gets most of the budget;
  * - compressed bodies, 1/16: br and gzip bodies of list pages and events
@@ -15,7 +15,9 @@
  * - filter matches, 1/16: the positions recent filters matched (MatchCache),
  *   4 bytes a position: 32 MiB at the default budget is 8 million positions;
  * - tombstones, 1/16: removed records rendered for `include_deleted` lists,
- *   per snapshot (TombstoneCache).
+ *   per snapshot (TombstoneCache);
+ * - thin projections, 1/16: thin chunks trimmed to the fields a `fields=`
+ *   page asks for, per chunk and field set (ProjectionCache).
  */
 
 /** The bytes each cache of the read path may hold; they add up to `total`. */
@@ -25,6 +27,7 @@ export interface ReadCacheBudget {
   compressedBodies: number;
   filterMatches: number;
   tombstones: number;
+  thinProjections: number;
 }
 
 /** Splits CHUNK_CACHE_MB's bytes between the read path's caches (see above); whole bytes, summing to `totalBytes`. */
@@ -36,16 +39,17 @@ export function splitReadCacheBudget(totalBytes: number): ReadCacheBudget {
   return {
     total: totalBytes,
     // The chunks take the remainder, so the shares add up to the total exactly.
-    chunks: totalBytes - 3 * sixteenth,
+    chunks: totalBytes - 4 * sixteenth,
     compressedBodies: sixteenth,
     filterMatches: sixteenth,
     tombstones: sixteenth,
+    thinProjections: sixteenth,
   };
 }
 
 /** What one cache holds now against its share, for GET /metrics and the tests that hold each cache to its share. */
 export interface CacheUse {
-  cache: 'chunks' | 'compressed_bodies' | 'filter_matches' | 'tombstones';
+  cache: 'chunks' | 'compressed_bodies' | 'filter_matches' | 'tombstones' | 'thin_projections';
   bytes: number;
   budgetBytes: number;
 }
