@@ -1,4 +1,11 @@
-/** The durable import queue for the SQLite adapter. Uploads are kept as 1 MiB blobs. */
+/**
+ * The durable import queue for the SQLite adapter. Uploads are kept as 1 MiB blobs.
+ *
+ * Transactions that write begin IMMEDIATE: one begun as a read cannot become a
+ * write once another process (the server's worker writing a heartbeat, say) has
+ * committed meanwhile, and fails at once with SQLITE_BUSY whatever the busy
+ * timeout (an import held by its deletion guard failed so in CI).
+ */
 import type { Database } from 'better-sqlite3';
 import type { Kind } from '../../domain/kinds.js';
 import { UploadTooLargeError, type ImportJob } from '../store.js';
@@ -52,13 +59,13 @@ export async function createImport(
     db.transaction(() => {
       db.prepare('DELETE FROM import_blobs WHERE import_id = ?').run(id);
       db.prepare('DELETE FROM imports WHERE id = ?').run(id);
-    })();
+    }).immediate();
     throw err;
   }
   db.transaction(() => {
     db.prepare(`UPDATE imports SET status = 'queued', size_bytes = ? WHERE id = ?`).run(size, id);
     if (audit) insertAudit(db, audit, { import_id: id, size_bytes: size });
-  })();
+  }).immediate();
   return importById(db, id)!;
 }
 
@@ -140,7 +147,7 @@ export function failImport(db: Database, id: number, error: string, report: unkn
     db.prepare(`UPDATE imports SET status = 'failed', finished_at = ?, error = ?, report = ? WHERE id = ?`)
       .run(now, error, JSON.stringify(report), id);
     if (before !== undefined && before !== 'failed') recordImportEnd(db, { importId: id, type: 'import.failed', snapshot: null, report, at: now });
-  })();
+  }).immediate();
 }
 
 export function holdImport(db: Database, id: number, snapshotId: number, report: unknown) {
@@ -152,7 +159,7 @@ export function holdImport(db: Database, id: number, snapshotId: number, report:
     if (before !== undefined && before !== 'awaiting_confirmation') {
       recordImportEnd(db, { importId: id, type: 'import.held', snapshot: null, report, at: now });
     }
-  })();
+  }).immediate();
 }
 
 export function rejectImport(db: Database, id: number, report: unknown, discard: (snapshotId: number) => void, audit?: AuditEvent) {
@@ -164,7 +171,7 @@ export function rejectImport(db: Database, id: number, report: unknown, discard:
     db.prepare(`UPDATE imports SET status = 'rejected', finished_at = ?, report = ? WHERE id = ?`).run(Date.now(), JSON.stringify(report), id);
     if (row.snapshot_id !== null) discard(row.snapshot_id);
     if (audit) insertAudit(db, audit);
-  })();
+  }).immediate();
 }
 
 export function recoverImports(

@@ -1,6 +1,11 @@
 /**
  * Snapshots in the SQLite adapter: publishing, discarding, sweeping, and the
  * reads of the request path. Writing one is sqlite-snapshot-writer.ts.
+ *
+ * Transactions that write begin IMMEDIATE: one begun as a read cannot become a
+ * write once another process (the server's worker writing a heartbeat, say) has
+ * committed meanwhile, and fails at once with SQLITE_BUSY whatever the busy
+ * timeout (an import held by its deletion guard failed so in CI).
  */
 import { randomBytes } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
@@ -63,7 +68,7 @@ export function publishSnapshot(
       recordImportEnd(db, { importId: finish.importId, type: 'import.published', snapshot: snap.public_id, report: finish.report, at: now });
     }
     if (audit) insertAudit(db, audit);
-  })();
+  }).immediate();
 }
 
 /** Ends an import whose file changed nothing: the live snapshot stays, untouched (see Store.keepLiveSnapshot). */
@@ -78,7 +83,7 @@ export function keepLiveSnapshot(db: Database, snapshotId: number, finish: { imp
       `UPDATE imports SET status = 'succeeded', finished_at = ?, report = ?, snapshot_id = ?, error = NULL WHERE id = ?`,
     ).run(now, JSON.stringify(finish.report), snapshotId, finish.importId);
     recordImportEnd(db, { importId: finish.importId, type: 'import.published', snapshot: snap.public_id, report: finish.report, at: now });
-  })();
+  }).immediate();
 }
 
 /**
@@ -143,7 +148,7 @@ export function discardSnapshot(db: Database, snapshotId: number) {
     db.prepare('DELETE FROM snapshot_indexes WHERE snapshot_id = ?').run(snapshotId);
     db.prepare('DELETE FROM records WHERE snapshot_id = ?').run(snapshotId);
     db.prepare('DELETE FROM snapshot_tombstones WHERE snapshot_id = ?').run(snapshotId);
-  })();
+  }).immediate();
 }
 
 export function nextHashAlgorithm(db: Database, companyId: number, kind: Kind): HashAlgorithm {
