@@ -146,21 +146,24 @@ export class ReusingLayout {
   private last: MapEntry | null = null;
 
   /**
-   * `prevMap`: the previous snapshot's map, by chunk number; `bodies`: the
+   * `prev`: the previous snapshot's map, by chunk number, and its number of
+   * records (null: none); `bodies`: the
    * bodies of fresh rows, from the stage; `onRecord`: each record's position
    * in the new snapshot, for a writer that stores them as it lays out.
    */
   private readonly smallChunkItems: number;
 
+  private readonly prevMap: readonly MapEntry[];
+
   constructor(
     private readonly builder: ChunkBuilder,
     private readonly snapshotId: number,
-    private readonly prevMap: readonly MapEntry[],
+    prev: { map: readonly MapEntry[]; count: number } | null,
     private readonly bodies: (rows: readonly OrderedRow[]) => Buffer[],
     private readonly onRecord?: (row: OrderedRow, pos: number) => void,
-    prevCount = 0,
   ) {
-    this.smallChunkItems = prevMap.length === 0 ? 0 : prevCount / prevMap.length / 4;
+    this.prevMap = prev?.map ?? [];
+    this.smallChunkItems = prev && prev.map.length > 0 ? prev.count / prev.map.length / 4 : 0;
   }
 
   /** Runs `steps`; `thin` holds the thin chunk of every previous chunk they reuse. */

@@ -12,14 +12,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { constants, inflateRawSync } from 'node:zlib';
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { ChunkBuilder, itemBodies } from '../../src/store/chunk-builder.js';
 import { thinStride } from '../../src/store/index-builder.js';
 import { SEGMENT_CONTEXT_BYTES, writeChunkSegments } from '../../src/snapshots/chunk-segments.js';
 import { writeRecords, type RecordInput } from '../../src/snapshots/write-records.js';
 import type { Chunk, Store, ThinChunk } from '../../src/store/store.js';
 import { customer, CUSTOMER_COLUMNS, range } from '../helpers/records.js';
+import { sqlCounter } from '../helpers/sql-count.js';
 import type { StoreFactory } from '../helpers/stores.js';
 
 const DAY = 24 * 3600 * 1000;
@@ -33,34 +32,14 @@ function rows(ids: readonly string[], version: (id: string) => string = () => 'v
 /** Counts stored rows of every snapshot table, straight from the database (the suite owns it). */
 function rowCounter(databaseUrl: string) {
   const tables = ['chunks', 'thin_chunks', 'chunk_segments', 'chunk_map', 'snapshots'] as const;
-  type Counts = Record<(typeof tables)[number], number>;
-  if (databaseUrl.startsWith('sqlite:')) {
-    const file = databaseUrl.slice('sqlite:'.length);
-    return {
-      async count(): Promise<Counts> {
-        const db = new Database(file, { readonly: true, fileMustExist: true });
-        try {
-          return Object.fromEntries(tables.map((t) => [t, (db.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n])) as Counts;
-        } finally {
-          db.close();
-        }
-      },
-      close: async () => {},
-    };
-  }
-  const client = new pg.Client({ connectionString: databaseUrl });
-  const connected = client.connect();
+  const counter = sqlCounter(databaseUrl);
   return {
-    async count(): Promise<Counts> {
-      await connected;
-      const out: Partial<Counts> = {};
-      for (const t of tables) out[t] = Number((await client.query(`SELECT count(*) AS n FROM ${t}`)).rows[0].n);
-      return out as Counts;
+    async count(): Promise<Record<(typeof tables)[number], number>> {
+      const out = {} as Record<(typeof tables)[number], number>;
+      for (const t of tables) out[t] = await counter.count(`SELECT count(*) AS n FROM ${t}`);
+      return out;
     },
-    close: async () => {
-      await connected.catch(() => {});
-      await client.end();
-    },
+    close: () => counter.close(),
   };
 }
 

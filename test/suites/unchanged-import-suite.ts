@@ -9,13 +9,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { ImportWorker } from '../../src/imports/import-worker.js';
 import { writeGuard } from '../../src/imports/deletion-guard.js';
 import { queueLocalFile } from '../../src/imports/prepared-import.js';
 import type { ImportReport } from '../../src/imports/import-report.js';
 import type { Store } from '../../src/store/store.js';
+import { sqlCounter } from '../helpers/sql-count.js';
 import { csv, customersCsv, CSV_CUSTOMER_HEADER } from '../helpers/csv.js';
 import { bearer, request } from '../helpers/http.js';
 import type { StoreFactory } from '../helpers/stores.js';
@@ -42,41 +41,20 @@ interface Rows {
   records: number;
 }
 
-/** Counts rows straight from the database behind `databaseUrl`. */
+/** What the database holds for a company, counted with SQL (helpers/sql-count.ts). */
 function rowCounter(databaseUrl: string) {
-  const queries = {
-    snapshots: 'SELECT count(*) AS n FROM snapshots WHERE company_id = $1',
-    unpublished: `SELECT count(*) AS n FROM snapshots WHERE company_id = $1 AND state IN ('staging', 'staged')`,
-    chunks: 'SELECT count(*) AS n FROM chunks c JOIN snapshots s ON s.id = c.snapshot_id WHERE s.company_id = $1',
-    records: 'SELECT count(*) AS n FROM records r JOIN snapshots s ON s.id = r.snapshot_id WHERE s.company_id = $1',
-  };
-  if (databaseUrl.startsWith('sqlite:')) {
-    const file = databaseUrl.slice('sqlite:'.length);
-    return {
-      async count(companyId: number): Promise<Rows> {
-        const db = new Database(file, { readonly: true, fileMustExist: true });
-        try {
-          const n = (sql: string) => (db.prepare(sql.replace('$1', '?')).get(companyId) as { n: number }).n;
-          return { snapshots: n(queries.snapshots), unpublished: n(queries.unpublished), chunks: n(queries.chunks), records: n(queries.records) };
-        } finally {
-          db.close();
-        }
-      },
-      close: async () => {},
-    };
-  }
-  const client = new pg.Client({ connectionString: databaseUrl });
-  const connected = client.connect();
+  const counter = sqlCounter(databaseUrl);
+  const n = (sql: string, companyId: number) => counter.count(sql, [companyId]);
   return {
     async count(companyId: number): Promise<Rows> {
-      await connected;
-      const n = async (sql: string) => Number((await client.query(sql, [companyId])).rows[0].n);
-      return { snapshots: await n(queries.snapshots), unpublished: await n(queries.unpublished), chunks: await n(queries.chunks), records: await n(queries.records) };
+      return {
+        snapshots: await n('SELECT count(*) AS n FROM snapshots WHERE company_id = $1', companyId),
+        unpublished: await n(`SELECT count(*) AS n FROM snapshots WHERE company_id = $1 AND state IN ('staging', 'staged')`, companyId),
+        chunks: await n('SELECT count(*) AS n FROM chunks c JOIN snapshots s ON s.id = c.snapshot_id WHERE s.company_id = $1', companyId),
+        records: await n('SELECT count(*) AS n FROM records r JOIN snapshots s ON s.id = r.snapshot_id WHERE s.company_id = $1', companyId),
+      };
     },
-    close: async () => {
-      await connected.catch(() => {});
-      await client.end();
-    },
+    close: () => counter.close(),
   };
 }
 

@@ -54,7 +54,7 @@ export async function layOut(c: Conn, snapshotId: number, kind: Kind, total: num
   // Views: each page's COPY of chunks has completed before the builder writes over them.
   const builder = new ChunkBuilder({ views: true, kind });
   const planner = new ReusePlanner(before?.starts ?? new Uint32Array(0), before?.count ?? 0);
-  const layout = new ReusingLayout(builder, snapshotId, before?.map ?? [], (rows) => file.read(rows), undefined, before?.count ?? 0);
+  const layout = new ReusingLayout(builder, snapshotId, before, (rows) => file.read(rows));
   const fetch = () => {
     const page = c.rows<{ id_erp: string; hash: Buffer; off: number; len: number; ts: number; prev_pos: number | null }>(
       `FETCH ${FETCH_ROWS} FROM ordered`,

@@ -89,10 +89,7 @@ export async function writeSnapshot(
         discardSnapshot(db, snapshotId);
         return { snapshotId: live.snapshot_id, changes, previousId: prev, keptLive: true };
       }
-      layout.shareWith(prev, stage);
-      const planner = new ReusePlanner(layout.prevStarts, layout.prevCount);
-      for (const page of stage.ordered()) layout.run(planner.push(page));
-      layout.run(planner.end());
+      layout.layOutStaged(prev, stage);
     }
     db.pragma(`wal_autocheckpoint = ${autocheckpoint}`);
     layout.finish();
@@ -122,8 +119,6 @@ class Layout {
   private readonly pending: unknown[] = [];
   private reusing: ReusingLayout | null = null;
   private prevThin: ((k: number) => ThinChunk) | null = null;
-  prevStarts: Uint32Array = new Uint32Array(0);
-  prevCount = 0;
   private ownStats: LayoutStats = { chunksWritten: 0, chunksShared: 0 };
 
   constructor(
@@ -147,20 +142,27 @@ class Layout {
     return this.reusing?.stats ?? this.ownStats;
   }
 
-  /** Lays out what follows against `prev` (if any), sharing its unchanged chunks; bodies come from `stage`. */
-  shareWith(prev: number | null, stage: Stage): void {
+  /**
+   * Lays out the staged records in list order against `prev` (if any),
+   * sharing its unchanged chunks (chunk-reuse.ts), a page per transaction.
+   */
+  layOutStaged(prev: number | null, stage: Stage): void {
     const bodies = (rows: readonly OrderedRow[]) => stage.bodies(rows);
     const record = (row: OrderedRow, pos: number) => this.record(row.idErp, pos, row.ts, row.hash);
-    if (prev === null) {
-      this.reusing = new ReusingLayout(this.builder, this.snapshotId, [], bodies, record);
-      return;
-    }
+    let planner = new ReusePlanner(new Uint32Array(0), 0);
+    if (prev === null) this.reusing = new ReusingLayout(this.builder, this.snapshotId, null, bodies, record);
+    else planner = this.shareWith(prev, bodies, record);
+    for (const page of stage.ordered()) this.run(planner.push(page));
+    this.run(planner.end());
+  }
+
+  /** Reads what sharing `prev`'s chunks needs; the planner that finds them. */
+  private shareWith(prev: number, bodies: (rows: readonly OrderedRow[]) => Buffer[], record: (row: OrderedRow, pos: number) => void): ReusePlanner {
     const snap = this.db.prepare('SELECT chunk_starts, record_count FROM snapshots WHERE id = ?').get(prev) as {
       chunk_starts: Buffer | null;
       record_count: number;
     };
-    this.prevStarts = snap.chunk_starts ? decodeUint32s(snap.chunk_starts) : new Uint32Array(0);
-    this.prevCount = snap.record_count;
+    let starts = snap.chunk_starts ? decodeUint32s(snap.chunk_starts) : new Uint32Array(0);
     const map = this.db
       .prepare(
         `SELECT chunk_no AS chunkNo, first_pos AS firstPos, src_snapshot AS srcSnapshot, src_chunk AS srcChunk,
@@ -168,7 +170,7 @@ class Layout {
       )
       .all(prev) as MapEntry[];
     // A snapshot whose map does not cover its chunks (none should be) is laid out again whole.
-    if (map.length !== this.prevStarts.length) this.prevStarts = new Uint32Array(0);
+    if (map.length !== starts.length) starts = new Uint32Array(0);
     const thinAt = this.db.prepare('SELECT bounds, bytes FROM thin_chunks WHERE snapshot_id = ? AND chunk_no = ?');
     this.prevThin = (k) => {
       const e = map[k]!;
@@ -176,11 +178,12 @@ class Layout {
       if (!r) throw new Error(`snapshot ${prev}: chunk ${k} has no thin chunk`);
       return { chunkNo: k, firstPos: e.firstPos, bounds: decodeUint32s(r.bounds), bytes: r.bytes };
     };
-    this.reusing = new ReusingLayout(this.builder, this.snapshotId, map, bodies, record, this.prevCount);
+    this.reusing = new ReusingLayout(this.builder, this.snapshotId, { map, count: snap.record_count }, bodies, record);
+    return new ReusePlanner(starts, snap.record_count);
   }
 
-  /** Runs planned steps in one transaction (see shareWith). */
-  run(steps: Step[]): void {
+  /** Runs planned steps in one transaction. */
+  private run(steps: Step[]): void {
     const thin = new Map<number, ThinChunk>();
     for (const k of reusedChunks(steps)) thin.set(k, this.prevThin!(k));
     this.db.transaction(() => {
