@@ -16,6 +16,14 @@ export interface ChunkSource {
   /** Chunks `from..to` inclusive when all are in memory; undefined otherwise. */
   cachedChunks(meta: SnapshotMeta, from: number, to: number): Chunk[] | undefined;
   /**
+   * The bytes of the item at `pos` when they can be had without waiting;
+   * undefined otherwise. A source that leaves this out is read through
+   * `cachedChunks`.
+   */
+  cachedItem?(meta: SnapshotMeta, pos: number): Buffer | undefined;
+  /** The bytes of the item at `pos` (a detail); a source that leaves this out is read through `chunks`. */
+  item?(meta: SnapshotMeta, pos: number): Promise<Buffer>;
+  /**
    * The gzip segments of chunks `from..to`, by index from `from`; undefined
    * where a chunk has none. A source without segments (the sandbox) leaves
    * this out, and its gzip pages are compressed whole.

@@ -326,6 +326,15 @@ export interface Store extends EventStore {
    * saves the promise); absent on the others.
    */
   readChunksNow?(snapshotId: number, fromChunk: number, toChunk: number): Chunk[];
+  /**
+   * The bytes of item `index` (its position minus the chunk's first) of the
+   * snapshot's chunk `chunkNo`, read without bringing the whole chunk into the
+   * process: a detail whose chunk is not in memory. Null when there is no such
+   * chunk or item.
+   */
+  readItem(snapshotId: number, chunkNo: number, index: number): Promise<Buffer | null>;
+  /** `readItem` answered at once, where the driver reads synchronously (as `readChunksNow`). */
+  readItemNow?(snapshotId: number, chunkNo: number, index: number): Buffer | null;
   findRecord(snapshotId: number, idErp: string): Promise<RecordRef | null>;
   /**
    * Up to `limit` records of a snapshot in `id_erp` byte order, after

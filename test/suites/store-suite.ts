@@ -309,6 +309,18 @@ export function storeSuite(factory: StoreFactory) {
       assert.deepEqual(seen, [...unchanged, ...changedIds]);
       assert.deepEqual((await store.readChunks(s.snapshotId, 1, 2)).map((c) => c.chunkNo), [1, 2]);
       assert.deepEqual(await store.readChunks(s.snapshotId, meta.chunkStarts.length, meta.chunkStarts.length + 5), []);
+      // One item without its chunk (a detail's miss), shared chunks of the first snapshot included: the very bytes.
+      for (const c of chunks) {
+        const n = c.offsets.length - 1;
+        for (let k = 0; k < n; k++) {
+          const expected = c.bytes.subarray(c.offsets[k]!, c.offsets[k + 1]! - 1);
+          assert.deepEqual(await store.readItem(s.snapshotId, c.chunkNo, k), expected, `chunk ${c.chunkNo} item ${k}`);
+          if (store.readItemNow) assert.deepEqual(store.readItemNow(s.snapshotId, c.chunkNo, k), expected);
+        }
+        assert.equal(await store.readItem(s.snapshotId, c.chunkNo, n), null, 'past the chunk');
+      }
+      assert.equal(await store.readItem(s.snapshotId, 0, -1), null);
+      assert.equal(await store.readItem(s.snapshotId, meta.chunkStarts.length, 0), null);
     });
 
     test('an empty snapshot has no chunks and counts every live record as deleted', async () => {

@@ -11,7 +11,7 @@ import type { ProjectionCache } from './thin-projection.js';
 import { firstAtLeast } from '../../store/snapshot-index.js';
 import type { CacheableBody, Meter } from './send-body.js';
 import { assembleGzip } from './gzip-segments.js';
-import { cachedItems, firstPositionSince, readBodyParts, readItems, type ChunkSource } from './snapshot-reader.js';
+import { cachedItem, firstPositionSince, readBodyParts, readItem, readItems, type ChunkSource } from './snapshot-reader.js';
 import { mergedPage, type RenderedTombstone } from './merged-page.js';
 
 
@@ -148,9 +148,9 @@ export function detailBody(v: View, meta: SnapshotMeta, record: RecordRef, subse
     cacheControl: v.sandbox ? SANDBOX_CACHE : REAL_CACHE,
     vary: v.sandbox ? SANDBOX_VARY : REAL_VARY,
     meter: v.meter,
-    pieces: async () => [head, ...(await readItems(v.source, meta, record.pos, record.pos + 1)), ITEM_CLOSE],
+    pieces: async () => [head, ...(await readItem(v.source, meta, record.pos)), ITEM_CLOSE],
     cachedPieces: () => {
-      const item = cachedItems(v.source, meta, record.pos, record.pos + 1);
+      const item = cachedItem(v.source, meta, record.pos);
       return item && [head, ...item, ITEM_CLOSE];
     },
   };

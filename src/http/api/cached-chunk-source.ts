@@ -10,7 +10,7 @@ import { ChunkBuilder, itemBodies } from '../../store/chunk-builder.js';
 import { RecordIndex } from '../../store/record-index.js';
 import { decodeIndex, type SnapshotIndex } from '../../store/snapshot-index.js';
 import type { ChunkSource } from '../../snapshots/chunk-source.js';
-import { timeAt } from './snapshot-reader.js';
+import { chunkIndexOf, timeAt } from './snapshot-reader.js';
 import { metaSize, sizeOf, type Cached } from './cache-sizes.js';
 
 /** Records read per query when a snapshot's RecordIndex is loaded (a turn of the event loop between two). */
@@ -47,6 +47,8 @@ export class CachedChunkSource implements ChunkSource {
   private readonly legacyBuilds = new Map<number, Promise<Legacy>>();
   private readonly loading = new Map<string, Promise<Chunk[]>>();
   private readonly loadingSegments = new Map<string, Promise<ChunkSegment[]>>();
+  /** Chunks a detail has missed once (read as the item alone): the next detail that misses one reads it whole. */
+  private readonly touched = new Set<string>();
   /** Bytes of the LRU's entries, and of the metas (kept apart, counted in the same budget). */
   private bytes = 0;
   private metaBytes = 0;
@@ -208,6 +210,51 @@ export class CachedChunkSource implements ChunkSource {
     if (read.length !== to - from + 1) return undefined;
     for (const c of read) this.remember(chunkKey(meta.id, c.chunkNo), c);
     return read;
+  }
+
+  /**
+   * A detail's item. A chunk not in memory is not read whole for one item the
+   * first time: the store sends only the item's bytes (~4 KB where the chunk
+   * is 64 KiB), and the chunk is read and kept the second time one of its
+   * items misses. So details spread over more chunks than the budget holds
+   * (a cold process, a large company, CHUNK_CACHE_MB small) read what they
+   * send, and the chunks asked for again still end up in memory.
+   */
+  cachedItem(meta: SnapshotMeta, pos: number): Buffer | undefined {
+    const no = chunkIndexOf(meta.chunkStarts, pos);
+    const chunk = this.hit<Chunk>(chunkKey(meta.id, no));
+    if (chunk) return itemOf(chunk, pos);
+    if (!this.store.readItemNow) return undefined;
+    if (this.admit(meta.id, no)) {
+      const read = this.chunksNow(meta, no, no);
+      return read && itemOf(read[0]!, pos);
+    }
+    this.counts.misses++;
+    return this.store.readItemNow(meta.id, no, pos - meta.chunkStarts[no]!) ?? undefined;
+  }
+
+  async item(meta: SnapshotMeta, pos: number): Promise<Buffer> {
+    const no = chunkIndexOf(meta.chunkStarts, pos);
+    const chunk = this.hit<Chunk>(chunkKey(meta.id, no));
+    if (chunk) return itemOf(chunk, pos);
+    if (!this.admit(meta.id, no)) {
+      this.counts.misses++;
+      const item = await this.store.readItem(meta.id, no, pos - meta.chunkStarts[no]!);
+      if (item) return item;
+    }
+    const [read] = await this.chunks(meta, no, no);
+    if (!read) throw new Error(`snapshot ${meta.id} has no chunk ${no}`);
+    return itemOf(read, pos);
+  }
+
+  /** Whether a detail's miss on chunk `no` should read the whole chunk: the second such miss does. */
+  private admit(snapshotId: number, no: number): boolean {
+    const key = chunkKey(snapshotId, no);
+    if (this.touched.delete(key)) return true;
+    // A bound, not a tuning: forgetting every first touch only delays the chunks' admission.
+    if (this.touched.size >= MAX_TOUCHED) this.touched.clear();
+    this.touched.add(key);
+    return false;
   }
 
   async chunks(meta: SnapshotMeta, from: number, to: number): Promise<Chunk[]> {
@@ -389,6 +436,15 @@ export interface ChunkCacheStats {
   bytes: number;
   budgetBytes: number;
   entries: number;
+}
+
+/** Chunks remembered as missed once by a detail (about 40 bytes each). */
+const MAX_TOUCHED = 65_536;
+
+/** The bytes of the item at `pos` in `chunk`, which holds it. */
+function itemOf(chunk: Chunk, pos: number): Buffer {
+  const k = pos - chunk.firstPos;
+  return chunk.bytes.subarray(chunk.offsets[k]!, chunk.offsets[k + 1]! - 1);
 }
 
 /** Snapshot metas kept at most (a few hundred bytes each, more for a large snapshot's chunk starts). */

@@ -70,6 +70,18 @@ export function cachedItems(source: ChunkSource, meta: SnapshotMeta, start: numb
   return chunks && sliceItems(chunks, start, end);
 }
 
+/** The item at `pos`, read as its source reads single items (a detail). */
+export async function readItem(source: ChunkSource, meta: SnapshotMeta, pos: number): Promise<Buffer[]> {
+  return source.item ? [await source.item(meta, pos)] : readItems(source, meta, pos, pos + 1);
+}
+
+/** `readItem` when it can be answered without waiting; undefined otherwise. */
+export function cachedItem(source: ChunkSource, meta: SnapshotMeta, pos: number): Buffer[] | undefined {
+  if (!source.cachedItem) return cachedItems(source, meta, pos, pos + 1);
+  const item = source.cachedItem(meta, pos);
+  return item && [item];
+}
+
 /**
  * A page's body as parts for a gzip body (gzip-segments.ts): `head`, the
  * items of positions [start, end) joined by commas, `tail`. A chunk the page

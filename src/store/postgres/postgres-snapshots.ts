@@ -210,6 +210,33 @@ export async function readChunks(db: Db, snapshotId: number, from: number, to: n
   return rows.map((r) => ({ chunkNo: r.chunk_no, firstPos: r.first_pos, offsets: decodeUint32s(r.offsets), bytes: r.bytes }));
 }
 
+/**
+ * Item `index` of the snapshot's chunk `chunkNo`: its bounds read from the
+ * chunk's offsets (little-endian uint32s) by the server, which sends only the
+ * item, not the whole chunk as hex.
+ */
+export async function readItem(db: Db, snapshotId: number, chunkNo: number, index: number): Promise<Buffer | null> {
+  const r = await db.one<{ item: Buffer }>(
+    `SELECT substring(c.bytes FROM b.start + 1 FOR b.stop - 1 - b.start) AS item
+     FROM chunk_map m JOIN chunks c ON c.snapshot_id = m.src_snapshot AND c.chunk_no = m.src_chunk,
+     LATERAL (SELECT ${uint32At('c.offsets', '4 * $3::int')} AS start, ${uint32At('c.offsets', '4 * $3::int + 4')} AS stop) b
+     WHERE m.snapshot_id = $1 AND m.chunk_no = $2 AND $3::int >= 0 AND length(c.offsets) >= 4 * ($3::int + 2)`,
+    [snapshotId, chunkNo, index],
+    'mirador_read_item',
+  );
+  return r?.item ?? null;
+}
+
+/**
+ * SQL for the little-endian uint32 at byte `at` of `blob` (an int: chunks are
+ * far below 2 GiB). Parenthesised term by term: PostgreSQL gives `|` and `<<`
+ * the same precedence.
+ */
+function uint32At(blob: string, at: string): string {
+  const byte = (i: number) => `(get_byte(${blob}, ${at} + ${i}) << ${8 * i})`;
+  return `(${byte(0)} | ${byte(1)} | ${byte(2)} | ${byte(3)})`;
+}
+
 export async function readThinChunks(db: Db, snapshotId: number, from: number, to: number): Promise<ThinChunk[]> {
   const rows = await db.rows<{ chunk_no: number; first_pos: number; bounds: Buffer; bytes: Buffer }>(
     `SELECT m.chunk_no, m.first_pos, t.bounds, t.bytes FROM chunk_map m

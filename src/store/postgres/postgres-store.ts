@@ -162,6 +162,10 @@ export class PostgresStore extends PostgresAccounts implements Store {
     return snapshots.readChunks(this.db, snapshotId, fromChunk, toChunk);
   }
 
+  readItem(snapshotId: number, chunkNo: number, index: number) {
+    return snapshots.readItem(this.db, snapshotId, chunkNo, index);
+  }
+
   writeSegments(snapshotId: number, list: readonly ChunkSegment[]) {
     return segments.writeSegments(this.db, snapshotId, list);
   }

@@ -180,6 +180,32 @@ export function readChunks(db: Database, snapshotId: number, from: number, to: n
   return rows.map((r) => ({ chunkNo: r.chunk_no, firstPos: r.first_pos, offsets: decodeUint32s(r.offsets), bytes: r.bytes }));
 }
 
+/**
+ * Item `index` of the snapshot's chunk `chunkNo`, without the rest of the chunk
+ * in memory: its bounds come from the chunk's offsets (stored before the bytes,
+ * so reading them leaves the bytes' overflow pages alone), then one `substr`.
+ */
+export function readItem(db: Database, snapshotId: number, chunkNo: number, index: number): Buffer | null {
+  const offsets = cachedStatement(
+    db,
+    `SELECT c.offsets FROM chunk_map m JOIN chunks c ON c.snapshot_id = m.src_snapshot AND c.chunk_no = m.src_chunk
+     WHERE m.snapshot_id = ? AND m.chunk_no = ?`,
+  )
+    .pluck()
+    .get(snapshotId, chunkNo) as Buffer | undefined;
+  if (!offsets || index < 0 || offsets.length < 4 * (index + 2)) return null;
+  const start = offsets.readUInt32LE(4 * index);
+  // Items are joined by commas: an item ends one byte before the next one starts.
+  const length = offsets.readUInt32LE(4 * index + 4) - 1 - start;
+  return cachedStatement(
+    db,
+    `SELECT substr(c.bytes, ?, ?) FROM chunk_map m JOIN chunks c ON c.snapshot_id = m.src_snapshot AND c.chunk_no = m.src_chunk
+     WHERE m.snapshot_id = ? AND m.chunk_no = ?`,
+  )
+    .pluck()
+    .get(start + 1, length, snapshotId, chunkNo) as Buffer;
+}
+
 export function readThinChunks(db: Database, snapshotId: number, from: number, to: number): ThinChunk[] {
   const rows = cachedStatement(
     db,

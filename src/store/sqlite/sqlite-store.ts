@@ -180,6 +180,14 @@ export class SqliteStore extends SqliteAccounts implements Store {
     return snapshots.readChunks(this.db, snapshotId, fromChunk, toChunk);
   }
 
+  async readItem(snapshotId: number, chunkNo: number, index: number) {
+    return snapshots.readItem(this.db, snapshotId, chunkNo, index);
+  }
+
+  readItemNow(snapshotId: number, chunkNo: number, index: number) {
+    return snapshots.readItem(this.db, snapshotId, chunkNo, index);
+  }
+
   async readRecordPage(snapshotId: number, afterIdErp: string | null, limit: number) {
     return snapshots.readRecordPage(this.db, snapshotId, afterIdErp, limit);
   }
