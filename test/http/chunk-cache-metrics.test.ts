@@ -42,14 +42,20 @@ for (const factory of await storeFactories()) {
     test('a first read of a chunk is a miss, the next ones are hits, and the cache says what it holds', async () => {
       const before = await counters();
       assert.equal(before.misses, 0);
-      assert.equal((await request(`${server.baseUrl}/v1/clientes/C000001`, { headers: bearer(key) })).status, 200);
+      const detail = async (id: string) => assert.equal((await request(`${server.baseUrl}/v1/clientes/${id}`, { headers: bearer(key) })).status, 200);
+      await detail('C000001');
       const first = await counters();
-      assert.ok(first.misses > 0, 'the first detail reads its chunk from the store');
+      assert.ok(first.misses > 0, 'the first detail reads its item from the store');
       assert.ok(first.bytes > 0);
-      assert.equal((await request(`${server.baseUrl}/v1/clientes/C000002`, { headers: bearer(key) })).status, 200);
+      // A detail's second miss in the chunk reads the chunk and keeps it: a miss too, and more bytes held.
+      await detail('C000002');
       const second = await counters();
-      assert.equal(second.misses, first.misses, 'the same chunk is not read again');
-      assert.ok(second.hits > first.hits);
+      assert.ok(second.misses > first.misses);
+      assert.ok(second.bytes > first.bytes, 'the chunk is now held');
+      await detail('C000003');
+      const third = await counters();
+      assert.equal(third.misses, second.misses, 'the kept chunk is not read again');
+      assert.ok(third.hits > second.hits);
     });
   });
 }
