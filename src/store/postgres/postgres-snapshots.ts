@@ -216,11 +216,14 @@ export async function readChunks(db: Db, snapshotId: number, from: number, to: n
  * item, not the whole chunk as hex.
  */
 export async function readItem(db: Db, snapshotId: number, chunkNo: number, index: number): Promise<Buffer | null> {
-  const r = await db.one<{ item: Buffer }>(
-    `SELECT substring(c.bytes FROM b.start + 1 FOR b.stop - 1 - b.start) AS item
-     FROM chunk_map m JOIN chunks c ON c.snapshot_id = m.src_snapshot AND c.chunk_no = m.src_chunk,
-     LATERAL (SELECT ${uint32At('c.offsets', '4 * $3::int')} AS start, ${uint32At('c.offsets', '4 * $3::int + 4')} AS stop) b
-     WHERE m.snapshot_id = $1 AND m.chunk_no = $2 AND $3::int >= 0 AND length(c.offsets) >= 4 * ($3::int + 2)`,
+  const start = uint32At('c.offsets', '4 * $3::int');
+  const stop = uint32At('c.offsets', '4 * $3::int + 4');
+  // CASE, not WHERE, guards get_byte: PostgreSQL evaluates a CASE's branch only when its condition holds.
+  const r = await db.one<{ item: Buffer | null }>(
+    `SELECT CASE WHEN $3::int >= 0 AND length(c.offsets) >= 4 * ($3::int + 2)
+       THEN substring(c.bytes FROM ${start} + 1 FOR ${stop} - 1 - ${start}) END AS item
+     FROM chunk_map m JOIN chunks c ON c.snapshot_id = m.src_snapshot AND c.chunk_no = m.src_chunk
+     WHERE m.snapshot_id = $1 AND m.chunk_no = $2`,
     [snapshotId, chunkNo, index],
     'mirador_read_item',
   );
