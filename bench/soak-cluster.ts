@@ -21,6 +21,7 @@ import { freePorts, HaproxyProcess, selfSignedCertificate } from '../test/helper
 import { freshDatabase } from './databases.js';
 import { OUT_DIR } from './bench-context.js';
 import { MIRADOR } from './processes.js';
+import { deploymentEnv } from './deployment-env.js';
 import { rssVerdict } from './rss-verdict.js';
 import { arg, customersCsv, memoryTable, sampleMemory, waitReady, type MemorySample } from './soak.js';
 
@@ -42,6 +43,7 @@ export async function soakCluster(): Promise<void> {
   const db = await freshDatabase('postgres', join(OUT_DIR, 'runs'));
   const env = {
     ...process.env,
+    ...deploymentEnv(),
     DATABASE_URL: db.url,
     REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
     TRUST_PROXY: 'true',

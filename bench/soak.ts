@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { generateCredential } from '../src/domain/api-keys.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { rssVerdict } from './rss-verdict.js';
+import { deploymentEnv } from './deployment-env.js';
 
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 
@@ -168,7 +169,7 @@ export async function soak(): Promise<void> {
   const sampleSeconds = arg('sample-seconds', 30);
   const importSeconds = arg('import-seconds', 15);
   const dir = mkdtempSync(join(tmpdir(), 'mirador-soak-'));
-  const env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'soak.db')}`, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000000', SANDBOX_RATE_LIMIT_PER_MINUTE: '100000000', CHUNK_CACHE_MB: String(cacheMb) };
+  const env = { ...process.env, ...deploymentEnv(), DATABASE_URL: `sqlite:${join(dir, 'soak.db')}`, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000000', SANDBOX_RATE_LIMIT_PER_MINUTE: '100000000', CHUNK_CACHE_MB: String(cacheMb) };
 
   // Setup through the real CLI and store: a company, a key, an upload token, a first import.
   spawnSync(process.execPath, [MAIN, 'company', 'create', 'soak', '--name', 'Soak'], { env });

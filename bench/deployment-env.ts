@@ -1,0 +1,22 @@
+/**
+ * The environment the shipped systemd unit (deploy/mirador.service) gives
+ * Mirador, its `Environment=` lines: the soaks run their servers with it, so
+ * that they measure the memory behaviour the deployment gets, not a bare
+ * process's. `--no-deploy-env` leaves it out, to compare.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DIST } from './processes.js';
+
+export const UNIT_FILE = join(DIST, '..', 'deploy', 'mirador.service');
+
+/** `NAME=value` of each `Environment=` line of the unit (one assignment a line, unquoted). */
+export function deploymentEnv(file = UNIT_FILE): Record<string, string> {
+  if (process.argv.includes('--no-deploy-env')) return {};
+  const env: Record<string, string> = {};
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const m = /^Environment=([A-Za-z_][A-Za-z0-9_]*)=(\S*)\s*$/.exec(line.trim());
+    if (m) env[m[1]!] = m[2]!;
+  }
+  return env;
+}
