@@ -1,8 +1,8 @@
 /**
  * The environment the shipped systemd unit (deploy/mirador.service) gives
- * Mirador, its `Environment=` lines: the soaks run their servers with it, so
- * that they measure the memory behaviour the deployment gets, not a bare
- * process's. `--no-deploy-env` leaves it out, to compare.
+ * Mirador, its `Environment=` lines: the soaks and the tenants bench run their
+ * servers with it, so that they measure the memory behaviour the deployment
+ * gets, not a bare process's. `--no-deploy-env` leaves it out, to compare.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -27,6 +27,7 @@ import { arg, sampleMemory, type MemorySample } from './soak.js';
 import { FULL_COMPANIES, planTenants, totalRecords } from './tenants-plan.js';
 import { databaseBreakdown, databaseBytes, loadTenants, type LoadFigures, type Tenant } from './tenants-load.js';
 import { filterValues, MIX, WRK_SCRIPT, writeRequestLines } from './tenants-requests.js';
+import { deploymentEnv } from './deployment-env.js';
 
 const WRK = '/usr/bin/wrk';
 const DEFAULT_CACHE_MB = 512; // src/config.ts's default for CHUNK_CACHE_MB
@@ -127,7 +128,8 @@ async function measureAll(
   const rows: Measured[] = [];
   for (const cacheMb of [DEFAULT_CACHE_MB, o.lowCacheMb]) {
     for (const mix of ['single', 'mixed'] as const) {
-      const env = miradorEnv(db.url, cacheMb === DEFAULT_CACHE_MB ? {} : { CHUNK_CACHE_MB: String(cacheMb) });
+      // The deployment's malloc settings (deploy/mirador.service): RSS is judged as a server would run.
+      const env = miradorEnv(db.url, { ...deploymentEnv(), ...(cacheMb === DEFAULT_CACHE_MB ? {} : { CHUNK_CACHE_MB: String(cacheMb) }) });
       if (cacheMb === DEFAULT_CACHE_MB) delete env.CHUNK_CACHE_MB;
       const profDir = o.profile ? join(ctx.outDir, `prof-${db.backend}-${mix}-${cacheMb}`) : null;
       const server = await startMirador(env, SERVER_CPU, o.profile, profDir ?? ctx.outDir);
