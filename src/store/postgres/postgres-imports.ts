@@ -1,9 +1,10 @@
 /**
  * The durable import queue for the PostgreSQL adapter. Uploads are kept as
  * 1 MiB BYTEA rows, so any instance can take an upload and any worker can
- * apply it (read back, packed and removed by postgres-uploads.ts). Claiming is one statement with `FOR UPDATE SKIP LOCKED`: several
- * workers in several processes never take the same job, nor two jobs of one
- * company and kind.
+ * apply it (postgres-uploads.ts reads them back, packs and removes them).
+ * Claiming is one statement with `FOR UPDATE SKIP LOCKED`: several workers in
+ * several processes never take the same job, nor two jobs of one company and
+ * kind.
  */
 import type { Kind } from '../../domain/kinds.js';
 import { UploadTooLargeError, type ImportJob } from '../store.js';

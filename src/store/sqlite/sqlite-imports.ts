@@ -1,6 +1,6 @@
 /**
  * The durable import queue for the SQLite adapter. Uploads are kept as 1 MiB blobs
- * (read back, packed and removed by sqlite-uploads.ts).
+ * (sqlite-uploads.ts reads them back, packs and removes them).
  *
  * Transactions that write begin IMMEDIATE: one begun as a read cannot become a
  * write once another process (the server's worker writing a heartbeat, say) has
