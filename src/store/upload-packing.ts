@@ -9,7 +9,8 @@
  * the whole upload one way or the other.
  *
  * Measured on the bench's 100,000-customer file (71.5 MiB, 1 MiB pieces;
- * CPU of one core, load ~2.6):
+ * zlib's synchronous calls over the pieces, CPU of one core by
+ * process.cpuUsage, load ~2.6):
  *
  * | codec          | ratio | compress | inflate |
  * |----------------|-------|----------|---------|
@@ -17,7 +18,7 @@
  * | deflate 6      | 3.29  | 2.0 s    | 0.22 s  |
  * | deflate 9      | 3.32  | 5.3 s    | 0.25 s  |
  * | brotli 1       | 3.53  | 0.5 s    | 0.32 s  |
- * | brotli 4       | 4.60  | 1.7 s    | 0.17 s  |
+ * | brotli 4       | 4.60  | 1.7-1.9 s| 0.17 s  |
  * | brotli 5       | 4.89  | 2.7 s    | 0.23 s  |
  * | brotli 9       | 5.32  | 8.9 s    | 0.20 s  |
  *
