@@ -198,6 +198,26 @@ for (const factory of await storeFactories()) {
       }
     });
 
+    test('the mapping page reads the columns of a failed import from its packed upload', async () => {
+      const server = await startPanelServer(store);
+      try {
+        const { client, company } = await signedIn(server, store, 'mapping');
+        const file = Buffer.from('REF;NOMBRE_RARO;OTRA_COLUMNA\r\n1;a;b\r\n', 'latin1');
+        const id = await upload(company.id, 'clientes', file);
+        await server.pauseImports();
+        assert.equal((await store.claimImport('test-worker'))!.id, id);
+        await store.failImport(id, 'no id column', null);
+        assert.equal((await packAll(store)).length, 1);
+        assert.ok(await isPacked(id));
+        const page = await client.get('/panel/kinds/clientes/mapping');
+        assert.equal(page.status, 200);
+        assert.match(page.text, new RegExp(`clientes\\.csv[^<]*${id}[^<]*3`), 'the three columns of the failed file');
+        for (const column of ['NOMBRE_RARO', 'OTRA_COLUMNA']) assert.ok(page.text.includes(`value="${column}"`), column);
+      } finally {
+        await server.close();
+      }
+    });
+
     test('a backup of a database with packed uploads restores them readable and packed', async () => {
       const company = await store.createCompany('backup', 'Backup S.L.');
       const file = customersCsv(20_000, (i) => `backup ${i}`);
