@@ -12,7 +12,7 @@
  *   npm run bench -- memory            peak RSS importing a 1 GiB file
  *   npm run bench -- soak              10 minutes of mixed load while imports land (--minutes N)
  *   npm run bench -- soak-cluster      the same on 3 instances behind HAProxy on PostgreSQL, 100 companies (--minutes N)
- *   npm run bench -- storage           database size over 30 nightly re-imports (--nights N --changes N --retention-days D)
+ *   npm run bench -- storage           database size over 30 nightly re-imports (--nights N --changes N --retention-days D --no-pack)
  *   npm run bench -- offset-latency    median latency of limit=100 at offset 0 and at the end (issue 2)
  *   npm run bench -- webhooks          events delivered per second, import end → delivery delay (issue 19)
  *   npm run bench -- tenants           1,000 companies (~3 million records) loaded through the import pipeline, then a
@@ -140,6 +140,7 @@ async function main() {
       changes: { type: 'string' },
       'retention-days': { type: 'string' },
       spread: { type: 'boolean' },
+      'no-pack': { type: 'boolean' },
       // The tenants benchmark's (read by tenants-bench.ts).
       scale: { type: 'string' },
       warmup: { type: 'string' },

@@ -13,10 +13,12 @@
  * played by hand after each import, as it would have run over a day: superseded
  * snapshots are swept (SNAPSHOT_RETENTION_SECONDS is minutes, a night is
  * longer), and stored uploads are kept for the last `--retention-days` imports
- * (UPLOAD_RETENTION_DAYS at one import a day). On PostgreSQL the database is
+ * (UPLOAD_RETENTION_DAYS at one import a day), packed as a serving worker packs
+ * them once their import has ended (store/upload-packing.ts; `--no-pack` keeps
+ * them plain, as releases before it did). On PostgreSQL the database is
  * VACUUMed after each night, as autovacuum would within a day.
  *
- *   npm run bench -- storage [--customers 100000] [--nights 30] [--changes 300] [--spread] [--retention-days D] [--backend sqlite|postgres]
+ *   npm run bench -- storage [--customers 100000] [--nights 30] [--changes 300] [--spread] [--retention-days D] [--no-pack] [--backend sqlite|postgres]
  */
 import { rmSync } from 'node:fs';
 import { loadConfig } from '../src/config.js';
@@ -34,18 +36,19 @@ function arg(name: string, fallback: number): number {
 
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
-async function oneBackend(ctx: BenchContext, backend: Backend, nights: number, changes: number, retentionDays: number, spread: boolean) {
+async function oneBackend(ctx: BenchContext, backend: Backend, nights: number, changes: number, retentionDays: number, spread: boolean, pack: boolean) {
   const db = await freshDatabase(backend, ctx.outDir);
   const env = miradorEnv(db.url);
   const rows = ctx.customers;
   const section = ctx.report.section(
     `storage: ${rows.toLocaleString('en')} customers re-imported nightly, ${changes} rows changed each night (${spread ? 'spread over the file' : 'one range'}), on ${backend}`,
-    ['after', 'size MB', 'free MB', 'size ÷ first', 'stored uploads', 'updated'],
+    ['after', 'size MB', 'free MB', 'size ÷ first', ...(pack ? ['÷ first packed'] : []), 'stored uploads', 'updated'],
     [
-      `Superseded snapshots swept after each night; uploads kept for the last ${retentionDays} imports (UPLOAD_RETENTION_DAYS=${retentionDays} at one a day).`,
+      `Superseded snapshots swept after each night; uploads kept for the last ${retentionDays} imports (UPLOAD_RETENTION_DAYS=${retentionDays} at one a day), ${pack ? 'packed once their import ended' : 'kept plain (--no-pack)'}.`,
       backend === 'sqlite'
         ? 'SQLite: "size" is the file (page_count × page_size); "free" is its free pages, which later writes reuse (no VACUUM).'
         : 'PostgreSQL: "size" is pg_database_size after a VACUUM (as autovacuum would run within a day); dead rows\' space is reused, not returned.',
+      ...(pack ? ['"first": the moment the first import ends, its upload still plain; "first packed": once the worker has packed it (about a minute later).'] : []),
     ],
   );
   const store = await openStore(db.url);
@@ -58,9 +61,20 @@ async function oneBackend(ctx: BenchContext, backend: Backend, nights: number, c
     await db.settle();
     const company = (await store.companyBySlug(COMPANY))!;
     const first = await store.storageSize();
+    const packAll = async () => {
+      for (let r = await store.packUpload(0); r; r = await store.packUpload(r.importId));
+      await db.settle();
+    };
+    let firstPacked: typeof first | null = null;
+    if (pack) {
+      await packAll();
+      firstPacked = await store.storageSize();
+    }
+    const ratios = (bytes: number) => [(bytes / first.bytes).toFixed(2), ...(firstPacked ? [(bytes / firstPacked.bytes).toFixed(2)] : [])];
     const series: { night: number; bytes: number; freeBytes: number; uploads: number }[] = [];
     const storedUploads = async () => (await store.listImports(company.id, 'clientes', 1000)).filter((j) => !j.fileRemovedAt).length;
-    ctx.report.row(section, ['first import', mb(first.bytes), mb(first.freeBytes), '1.00', String(await storedUploads()), '—']);
+    ctx.report.row(section, ['first import', mb(first.bytes), mb(first.freeBytes), ...ratios(first.bytes), String(await storedUploads()), '—']);
+    if (firstPacked) ctx.report.row(section, ['first, packed', mb(firstPacked.bytes), mb(firstPacked.freeBytes), ...ratios(firstPacked.bytes), String(await storedUploads()), '—']);
     for (let night = 1; night <= nights; night++) {
       const every = Math.max(1, Math.floor(rows / changes));
       const from = spread ? (night * 7919) % every : ((night - 1) * changes) % Math.max(1, rows - changes);
@@ -73,13 +87,14 @@ async function oneBackend(ctx: BenchContext, backend: Backend, nights: number, c
       const jobs = (await store.listImports(company.id, 'clientes', 1000)).filter((j) => j.finishedAt);
       const keepFrom = jobs[retentionDays - 1]?.finishedAt;
       await store.sweepUploads(retentionDays === 0 ? Date.now() + 1 : keepFrom ? keepFrom.getTime() : 0);
-      await db.settle();
+      if (pack) await packAll();
+      else await db.settle();
       const size = await store.storageSize();
       const uploads = await storedUploads();
       series.push({ night, ...size, uploads });
-      ctx.report.row(section, [`night ${night}`, mb(size.bytes), mb(size.freeBytes), (size.bytes / first.bytes).toFixed(2), String(uploads), String(run.report.updated)]);
+      ctx.report.row(section, [`night ${night}`, mb(size.bytes), mb(size.freeBytes), ...ratios(size.bytes), String(uploads), String(run.report.updated)]);
     }
-    ctx.report.record(`storage-${backend}${spread ? '-spread' : ''}`, { rows, nights, changes, spread, retentionDays, first, series });
+    ctx.report.record(`storage-${backend}${spread ? '-spread' : ''}${pack ? '' : '-plain'}`, { rows, nights, changes, spread, retentionDays, pack, first, firstPacked, series });
   } finally {
     await store.close();
     await db.drop();
@@ -91,5 +106,6 @@ export async function storageBench(ctx: BenchContext): Promise<void> {
   const changes = arg('changes', 300);
   const retentionDays = arg('retention-days', loadConfig({}).uploadRetentionMs / 86_400_000);
   const spread = process.argv.includes('--spread');
-  for (const backend of ctx.backends) await oneBackend(ctx, backend, nights, changes, retentionDays, spread);
+  const pack = !process.argv.includes('--no-pack');
+  for (const backend of ctx.backends) await oneBackend(ctx, backend, nights, changes, retentionDays, spread, pack);
 }

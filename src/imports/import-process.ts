@@ -33,6 +33,7 @@ type FromChild =
   | { type: 'started'; importId: number }
   | { type: 'finished'; importId: number; report: ImportReport }
   | { type: 'segmented'; snapshotId: number; chunks: number; ms: number }
+  | { type: 'packed'; importId: number; plainBytes: number; packedBytes: number }
   | { type: 'error'; message: string };
 
 export interface ImportProcess {
@@ -83,6 +84,8 @@ export function startImportProcess(
         onFinished?.(r);
       } else if (m.type === 'segmented') {
         logger.info({ snapshotId: m.snapshotId, chunks: m.chunks, ms: Math.round(m.ms), pid: c.pid }, 'gzip segments written');
+      } else if (m.type === 'packed') {
+        logger.info({ importId: m.importId, plainBytes: m.plainBytes, packedBytes: m.packedBytes, pid: c.pid }, 'stored upload packed');
       } else if (m.type === 'error') logger.error({ err: m.message }, 'import worker error');
     });
     const ended = (code: number | null, signal: NodeJS.Signals | null) => {
@@ -156,6 +159,7 @@ function childMain() {
           auditRetentionMs: m.data.auditRetentionMs,
           uploadRetentionMs: m.data.uploadRetentionMs,
           makeSegments: true,
+          packUploads: true,
           events: {
             started: (job) => {
               claimed = true;
@@ -172,6 +176,12 @@ function childMain() {
             // One segment pass per process too: it reads and compresses hundreds of MB.
             segmented: (snapshotId, stats) => {
               post({ type: 'segmented', snapshotId, chunks: stats.chunks, ms: stats.ms });
+              worker.stopClaiming();
+              void stop();
+            },
+            // And one packed upload: it reads and compresses up to the largest upload's size.
+            packed: (upload) => {
+              post({ type: 'packed', importId: upload.importId, plainBytes: upload.plainBytes, packedBytes: upload.packedBytes });
               worker.stopClaiming();
               void stop();
             },

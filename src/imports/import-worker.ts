@@ -1,13 +1,14 @@
 /**
  * The background worker: claims queued imports from the store, applies them
- * one at a time, keeps a heartbeat, recovers imports whose worker died, and
- * sweeps superseded snapshots. Runs in a child process under `serve` (see
- * import-process.ts) and in-process under `mirador import`.
+ * one at a time, keeps a heartbeat, recovers imports whose worker died,
+ * sweeps superseded snapshots and old uploads, and packs the uploads of ended
+ * imports. Runs in a child process under `serve` (see import-process.ts) and
+ * in-process under `mirador import`.
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
-import type { ImportJob, Store } from '../store/store.js';
+import type { ImportJob, PackedUpload, Store } from '../store/store.js';
 import { DEFAULT_EVENT_RETENTION_MS } from '../store/events.js';
 import { DEFAULT_AUDIT_RETENTION_MS } from '../domain/audit.js';
 import { WakeableSleep } from '../domain/wakeable-sleep.js';
@@ -37,6 +38,8 @@ export interface WorkerEvents {
   finished?(job: ImportJob, report: ImportReport): void;
   /** A live snapshot's gzip segments are written (see `makeSegments`). */
   segmented?(snapshotId: number, stats: SegmentStats): void;
+  /** An ended import's stored upload is packed (see `packUploads`). */
+  packed?(upload: PackedUpload): void;
   error?(err: unknown): void;
 }
 
@@ -74,6 +77,10 @@ export class ImportWorker {
   private loop: Promise<void> | null = null;
   private lastRecover = 0;
   private lastSweep = 0;
+  /** No upload is looked for to pack before this time (one pass over them per SWEEP_EVERY_MS). */
+  private nextPackPass = 0;
+  /** The pass in progress has looked at the uploads of imports up to this id. */
+  private packedUpTo = 0;
 
   constructor(
     private readonly store: Store,
@@ -97,6 +104,12 @@ export class ImportWorker {
        * command ends at publication and the server, which reads them, makes them.
        */
       makeSegments?: boolean;
+      /**
+       * Whether the worker, when it has no import to apply nor segments to
+       * make, packs the stored uploads of ended imports (store/upload-packing.ts),
+       * one per turn. A serving process's worker does; `mirador import` does not.
+       */
+      packUploads?: boolean;
     },
   ) {}
 
@@ -196,12 +209,32 @@ export class ImportWorker {
         if (await this.runOnce()) continue;
         // Imports first: segments only speed up reads of what is already published.
         if (this.options.makeSegments && (await this.segmentOnce())) continue;
+        if (this.options.packUploads && (await this.packOnce())) continue;
       } catch (err) {
         // An outage or a bug: report it and wait for the next poll rather than spin.
         this.options.events?.error?.(err);
       }
       await this.pause.sleep(this.options.pollMs ?? 1000);
     }
+  }
+
+  /**
+   * Packs one ended import's stored upload, going through them in id order,
+   * one pass every SWEEP_EVERY_MS; false when this pass has none left. A
+   * failure (the database away) is reported and waits for the next pass.
+   */
+  async packOnce(): Promise<boolean> {
+    if (this.stopping || Date.now() < this.nextPackPass) return false;
+    this.nextPackPass = Date.now() + SWEEP_EVERY_MS;
+    const upload = await this.store.packUpload(this.packedUpTo);
+    if (!upload) {
+      this.packedUpTo = 0;
+      return false;
+    }
+    this.nextPackPass = 0;
+    this.packedUpTo = upload.importId;
+    if (upload.packed) this.options.events?.packed?.(upload);
+    return true;
   }
 
   private async housekeeping() {

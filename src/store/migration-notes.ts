@@ -52,6 +52,10 @@ export const MIGRATION_NOTES: Readonly<Record<number, MigrationNote>> = {
     online: false,
     note: 'adds chunk_map: snapshots written after it share unchanged chunks with the snapshot before them, and old instances, which read a snapshot\'s chunks by its own id, would find them missing; stop the old instances, migrate, then start the new ones',
   },
+  12: {
+    online: true,
+    note: 'adds imports.file_encoding and import_packed_blobs, where new instances recompress the uploads of ended imports; old instances read only import_blobs and serve as before, but during the rolling restart one asked to import a packed file again (or whose worker takes such a re-import) finds it empty and fails saying so, and packed blobs an old sweep leaves behind are removed by the next new one',
+  },
 };
 
 export interface PendingMigration extends MigrationNote {

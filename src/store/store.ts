@@ -21,7 +21,9 @@ import type { ThrottlePolicy } from '../domain/sign-in-policy.js';
 export type { AuditEntry, AuditEvent } from '../domain/audit.js';
 export * from './store-records.js';
 export type { RecordRow } from './record-index.js';
+export type { PackedUpload } from './upload-packing.js';
 import type { RecordRow } from './record-index.js';
+import type { PackedUpload } from './upload-packing.js';
 import type {
   Company,
   Credential,
@@ -409,4 +411,17 @@ export interface Store extends EventStore {
    * await store.sweepUploads(Date.now() - config.uploadRetentionMs);
    */
   sweepUploads(endedBefore: number): Promise<number>;
+  /**
+   * Packs the stored upload of the first ended import (succeeded, failed or
+   * rejected) past import `afterId` whose upload is still plain: recompresses
+   * it with brotli and, in one transaction, writes the packed copy, marks it
+   * and deletes the plain one (store/upload-packing.ts). `readImportFile` and
+   * `copyImport` give the same bytes either way. Null when there is none left.
+   * Processes packing at once never pack one upload twice (PostgreSQL: the
+   * one that locks its import's row packs it; SQLite: the first to commit).
+   *
+   * @example
+   * for (let r = await store.packUpload(0); r; r = await store.packUpload(r.importId)) {}
+   */
+  packUpload(afterId: number): Promise<PackedUpload | null>;
 }

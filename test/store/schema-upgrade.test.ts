@@ -3,7 +3,9 @@
  * previous schema (the newest migration not yet applied), `mirador migrate`
  * of this release runs beside it, and the server goes on serving reads, 304s,
  * new keys and imports without a restart. `migrate` says whether that holds
- * for what it applies (src/store/migration-notes.ts).
+ * for what it applies (src/store/migration-notes.ts). The newest migration
+ * that needs a stop is tested too: from the schema before it, `migrate` says
+ * to stop the old instances, and what was written before is served the same.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -25,23 +27,30 @@ import pgDriver from 'pg';
 const pg = await postgresFactory();
 const dir = tempDir('mirador-upgrade-');
 after(() => dir.remove());
+let files = 0;
 
 const backends = [
-  { name: 'sqlite', skip: false as const, latest: SQLITE_MIGRATIONS.length, fresh: async () => ({ url: `sqlite:${join(dir.path, 'up.db')}`, drop: async () => {} }) },
-  { name: 'postgres', skip: pg.skip, latest: POSTGRES_MIGRATIONS.length, fresh: () => freshPostgresDatabase() },
+  { name: 'sqlite' as const, skip: false as const, latest: SQLITE_MIGRATIONS.length, fresh: async () => ({ url: `sqlite:${join(dir.path, `up-${++files}.db`)}`, drop: async () => {} }) },
+  { name: 'postgres' as const, skip: pg.skip, latest: POSTGRES_MIGRATIONS.length, fresh: () => freshPostgresDatabase() },
 ];
 
 test('both stores have the same number of migrations, so one version number means the same change', () => {
   assert.equal(SQLITE_MIGRATIONS.length, POSTGRES_MIGRATIONS.length);
 });
 
+/** The newest migration that needs the old instances stopped. */
+const NEWEST_NEEDING_A_STOP = Math.max(
+  ...Object.keys(MIGRATION_NOTES).map(Number).filter((v) => v > 1 && !MIGRATION_NOTES[v]!.online),
+);
+
 for (const backend of backends) {
   // This release's code on the previous schema stands for the previous release: that holds only
-  // when the newest migration is online. One that needs a stop is tested as such (below).
-  if (!MIGRATION_NOTES[backend.latest]?.online) {
-    offlineUpgrade(backend);
-    continue;
-  }
+  // when the newest migration is online. The newest one that needs a stop is tested as such (below).
+  if (MIGRATION_NOTES[backend.latest]?.online) onlineUpgrade(backend);
+  offlineUpgrade(backend, NEWEST_NEEDING_A_STOP);
+}
+
+function onlineUpgrade(backend: (typeof backends)[number]) {
   describe(`upgrading ${backend.name} under a running server`, { skip: backend.skip }, () => {
     let db: { url: string; drop(): Promise<void> };
     let store: Store;
@@ -115,28 +124,44 @@ for (const backend of backends) {
 }
 
 /**
- * Puts a database of this release back in the previous release's shape, for
- * the newest migration: 11 (chunk_map; snapshots.base_snapshot_id on SQLite).
- * A test of a newer migration that needs a stop must say how to undo it here.
+ * How to put a database of this release back in the shape it had before each
+ * migration since the newest that needs a stop (for the test of that one).
+ * A newer migration must say here how to undo it.
  */
-async function rewindNewestMigration(backendName: string, url: string, latest: number) {
-  assert.equal(latest, 11, 'the newest migration changed: say here how to undo it');
+const UNDO: Readonly<Record<number, { sqlite: string; postgres: string }>> = {
+  12: {
+    sqlite: 'DROP TABLE import_packed_blobs; ALTER TABLE imports DROP COLUMN file_encoding;',
+    postgres: 'DROP TABLE import_packed_blobs; ALTER TABLE imports DROP COLUMN file_encoding;',
+  },
+  11: {
+    sqlite: 'DROP TABLE chunk_map; ALTER TABLE snapshots DROP COLUMN base_snapshot_id;',
+    postgres: 'DROP TABLE chunk_map;',
+  },
+};
+
+/** Undoes the migrations after `version`, newest first, leaving the database at `version`. */
+async function rewindTo(backendName: 'sqlite' | 'postgres', url: string, version: number, latest: number) {
+  const steps: string[] = [];
+  for (let v = latest; v > version; v--) {
+    assert.ok(UNDO[v], `migration ${v}: say in UNDO how to undo it`);
+    steps.push(UNDO[v]![backendName]);
+  }
   if (backendName === 'sqlite') {
     const db = new Database(url.slice('sqlite:'.length));
-    db.exec('DROP TABLE chunk_map; ALTER TABLE snapshots DROP COLUMN base_snapshot_id;');
-    db.pragma(`user_version = ${latest - 1}`);
+    for (const step of steps) db.exec(step);
+    db.pragma(`user_version = ${version}`);
     db.close();
     return;
   }
   const client = new pgDriver.Client({ connectionString: url });
   await client.connect();
-  await client.query('DROP TABLE chunk_map');
-  await client.query('DELETE FROM schema_migrations WHERE version = $1', [latest]);
+  for (const step of steps) await client.query(step);
+  await client.query('DELETE FROM schema_migrations WHERE version > $1', [version]);
   await client.end();
 }
 
-function offlineUpgrade(backend: (typeof backends)[number]) {
-  describe(`upgrading ${backend.name} across a migration that needs a stop`, { skip: backend.skip }, () => {
+function offlineUpgrade(backend: (typeof backends)[number], needsStop: number) {
+  describe(`upgrading ${backend.name} across a migration that needs a stop (${needsStop})`, { skip: backend.skip }, () => {
     let db: { url: string; drop(): Promise<void> };
     before(async () => {
       db = await backend.fresh();
@@ -164,19 +189,20 @@ function offlineUpgrade(backend: (typeof backends)[number]) {
       assert.equal(before.status, 200);
       await server.close();
       await store.close();
-      await rewindNewestMigration(backend.name, db.url, backend.latest);
+      await rewindTo(backend.name, db.url, needsStop - 1, backend.latest);
 
-      const newest = MIGRATION_NOTES[backend.latest]!;
+      const pending = Array.from({ length: backend.latest - needsStop + 1 }, (_, i) => needsStop + i);
       const plan = await miradorAsync(['migrate', '--plan', '--json'], { DATABASE_URL: db.url });
       assert.equal(plan.code, 0, plan.stderr);
-      assert.deepEqual(plan.json().pending.map((m: { version: number }) => m.version), [backend.latest]);
+      assert.deepEqual(plan.json().pending.map((m: { version: number }) => m.version), pending);
       assert.equal(plan.json().online, false);
       const text = await miradorAsync(['migrate', '--plan'], { DATABASE_URL: db.url });
-      assert.match(text.stdout, new RegExp(`${backend.latest}: NEEDS A STOP`));
+      assert.match(text.stdout, new RegExp(`${needsStop}: NEEDS A STOP`));
+      for (const v of pending.slice(1)) assert.match(text.stdout, new RegExp(`${v}: online`));
       assert.match(text.stdout, /Stop every instance of the previous release before migrating/);
       const migrated = await miradorAsync(['migrate'], { DATABASE_URL: db.url });
       assert.equal(migrated.code, 0, migrated.stderr);
-      assert.ok(migrated.stdout.includes(newest.note));
+      assert.ok(migrated.stdout.includes(MIGRATION_NOTES[needsStop]!.note));
 
       store = await openStore(db.url, { servesRequests: true });
       assert.deepEqual(await store.schemaVersion(), { current: backend.latest, latest: backend.latest });

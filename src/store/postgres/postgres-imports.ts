@@ -1,18 +1,19 @@
 /**
  * The durable import queue for the PostgreSQL adapter. Uploads are kept as
  * 1 MiB BYTEA rows, so any instance can take an upload and any worker can
- * apply it. Claiming is one statement with `FOR UPDATE SKIP LOCKED`: several
- * workers in several processes never take the same job, nor two jobs of one
- * company and kind.
+ * apply it (postgres-uploads.ts reads them back, packs and removes them).
+ * Claiming is one statement with `FOR UPDATE SKIP LOCKED`: several workers in
+ * several processes never take the same job, nor two jobs of one company and
+ * kind.
  */
 import type { Kind } from '../../domain/kinds.js';
 import { UploadTooLargeError, type ImportJob } from '../store.js';
 import type { Conn, Db } from './postgres-connection.js';
 import { recordImportEnd } from './postgres-events.js';
-import { copyOutRows } from './postgres-copy.js';
 import { toImport, type ImportRow } from '../row-mappers.js';
 import type { AuditEvent } from '../../domain/audit.js';
 import { insertAudit } from './postgres-audit.js';
+import { copyImportFile } from './postgres-uploads.js';
 
 const BLOB_BYTES = 1024 * 1024;
 /** Blob inserts of one upload running at once (connections it holds from the pool). */
@@ -98,21 +99,23 @@ export async function createImport(
 export async function copyImport(db: Db, id: number, source: string, audit?: AuditEvent): Promise<ImportJob | null> {
   // One transaction: the copy is queued complete or not at all. Unbounded,
   // since copying a large upload's blobs may outlast the statement timeout.
+  // The original's row is held FOR SHARE: its file is neither packed nor
+  // removed while it is copied (postgres-uploads.ts).
   const r = await db.tx(
     async (c) => {
+      const original = await c.one<{ id: number }>(
+        `SELECT id FROM imports WHERE id = $1 AND status <> 'receiving' AND file_removed_at IS NULL FOR SHARE`,
+        [id],
+      );
+      if (!original) return null;
       const row = await c.one<ImportRow>(
         `INSERT INTO imports (company_id, kind, status, filename, size_bytes, source, created_at)
-         SELECT company_id, kind, 'queued', filename, size_bytes, $2, $3 FROM imports
-         WHERE id = $1 AND status <> 'receiving' AND file_removed_at IS NULL RETURNING *`,
+         SELECT company_id, kind, 'queued', filename, size_bytes, $2, $3 FROM imports WHERE id = $1 RETURNING *`,
         [id, source, Date.now()],
       );
-      if (!row) return null;
-      await c.run('INSERT INTO import_blobs (import_id, seq, bytes) SELECT $1, seq, bytes FROM import_blobs WHERE import_id = $2', [
-        row.id,
-        id,
-      ]);
-      if (audit) await insertAudit(c, audit, { import_id: row.id });
-      return row;
+      await copyImportFile(c, id, row!.id);
+      if (audit) await insertAudit(c, audit, { import_id: row!.id });
+      return row!;
     },
     { unbounded: true },
   );
@@ -157,20 +160,6 @@ export async function claimImport(db: Db, worker: string): Promise<ImportJob | n
     [worker, now],
   );
   return r ? toImport(r) : null;
-}
-
-export async function* readImportFile(db: Db, id: number): AsyncGenerator<Buffer> {
-  // Binary COPY, not a query's hex text: for a 72 MB upload, 0.6 s of CPU
-  // (server and client) became 0.15 s. One short COPY per blob holds no
-  // connection while the reader works on the blob.
-  for (let seq = 0; ; seq++) {
-    const rows = await db.session((c) =>
-      copyOutRows(c, `SELECT bytes FROM import_blobs WHERE import_id = ${Number(id)} AND seq = ${Number(seq)}`),
-    );
-    const bytes = rows[0]?.[0];
-    if (!bytes) return;
-    yield bytes;
-  }
 }
 
 export async function heartbeatImport(db: Db, id: number, p: { rowsRead: number; bytesRead: number }) {
@@ -268,23 +257,4 @@ export async function recoverImports(
     [Date.now() - RECEIVING_EXPIRES_MS],
   );
   return recovered;
-}
-
-export async function sweepUploads(db: Db, endedBefore: number): Promise<number> {
-  // Unbounded: deleting the blobs of a few large uploads may outlast the statement timeout.
-  return db.tx(
-    async (c) => {
-      const ids = (
-        await c.rows<{ id: number }>(
-          `UPDATE imports SET file_removed_at = $2
-           WHERE status IN ('succeeded', 'failed', 'rejected') AND finished_at < $1 AND file_removed_at IS NULL
-           RETURNING id`,
-          [endedBefore, Date.now()],
-        )
-      ).map((r) => r.id);
-      if (ids.length > 0) await c.run('DELETE FROM import_blobs WHERE import_id = ANY($1::bigint[])', [ids]);
-      return ids.length;
-    },
-    { unbounded: true },
-  );
 }

@@ -304,6 +304,22 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX chunk_map_by_source ON chunk_map (src_snapshot, src_chunk);
   CREATE INDEX chunk_map_by_segment ON chunk_map (seg_snapshot, seg_chunk);
   `,
+  // Stored uploads are packed once their import has ended (issue 22, store/upload-packing.ts):
+  // recompressed with brotli into a table of their own, so that a release that knows only
+  // import_blobs finds no blobs there rather than reading packed bytes as CSV.
+  // imports.file_encoding: 'br' once packed; NULL while the upload is plain in import_blobs.
+  // STORAGE EXTERNAL: packed blobs go out of line uncompressed, as TOAST would only spend CPU
+  // failing to shrink brotli's output.
+  `
+  ALTER TABLE imports ADD COLUMN file_encoding TEXT;
+  CREATE TABLE import_packed_blobs (
+    import_id BIGINT NOT NULL,
+    seq INTEGER NOT NULL,
+    bytes BYTEA NOT NULL,
+    PRIMARY KEY (import_id, seq)
+  );
+  ALTER TABLE import_packed_blobs ALTER COLUMN bytes SET STORAGE EXTERNAL;
+  `,
 ];
 
 /** Applies the migrations not yet recorded, under the migration lock. Idempotent. */

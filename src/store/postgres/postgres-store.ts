@@ -14,6 +14,7 @@ import { Db } from './postgres-connection.js';
 import { LiveListener } from './postgres-live-listener.js';
 import { PostgresAccounts } from './postgres-accounts.js';
 import * as imports from './postgres-imports.js';
+import * as uploads from './postgres-uploads.js';
 import * as segments from './postgres-segments.js';
 import * as snapshots from './postgres-snapshots.js';
 import * as events from './postgres-events.js';
@@ -79,7 +80,7 @@ export class PostgresStore extends PostgresAccounts implements Store {
   }
 
   readImportFile(id: number): AsyncIterable<Buffer> {
-    return imports.readImportFile(this.db, id);
+    return uploads.readImportFile(this.db, id);
   }
 
   heartbeatImport(id: number, progress: { rowsRead: number; bytesRead: number }): Promise<void> {
@@ -300,7 +301,11 @@ export class PostgresStore extends PostgresAccounts implements Store {
   }
 
   sweepUploads(endedBefore: number) {
-    return imports.sweepUploads(this.db, endedBefore);
+    return uploads.sweepUploads(this.db, endedBefore);
+  }
+
+  packUpload(afterId: number) {
+    return uploads.packUpload(this.db, afterId);
   }
 
   sweepSnapshots(supersededBefore: number) {

@@ -1,5 +1,6 @@
 /**
- * The durable import queue for the SQLite adapter. Uploads are kept as 1 MiB blobs.
+ * The durable import queue for the SQLite adapter. Uploads are kept as 1 MiB blobs
+ * (sqlite-uploads.ts reads them back, packs and removes them).
  *
  * Transactions that write begin IMMEDIATE: one begun as a read cannot become a
  * write once another process (the server's worker writing a heartbeat, say) has
@@ -13,6 +14,7 @@ import { toImport, type ImportRow } from '../row-mappers.js';
 import { recordImportEnd } from './sqlite-events.js';
 import type { AuditEvent } from '../../domain/audit.js';
 import { insertAudit } from './sqlite-audit.js';
+import { copyImportFile } from './sqlite-uploads.js';
 
 const BLOB_BYTES = 1024 * 1024;
 
@@ -82,7 +84,7 @@ export function copyImport(db: Database, id: number, source: string, audit?: Aud
       .run(source, Date.now(), id);
     if (r.changes === 0) return null;
     const copy = Number(r.lastInsertRowid);
-    db.prepare('INSERT INTO import_blobs (import_id, seq, bytes) SELECT ?, seq, bytes FROM import_blobs WHERE import_id = ?').run(copy, id);
+    copyImportFile(db, id, copy);
     if (audit) insertAudit(db, audit, { import_id: copy });
     return copy;
   }).immediate();
@@ -119,15 +121,6 @@ export function claimImport(db: Database, worker: string): ImportJob | null {
     )
     .get(worker, now, now) as ImportRow | undefined;
   return r ? toImport(r) : null;
-}
-
-export async function* readImportFile(db: Database, id: number): AsyncGenerator<Buffer> {
-  const blob = db.prepare('SELECT bytes FROM import_blobs WHERE import_id = ? AND seq = ?').pluck();
-  for (let seq = 0; ; seq++) {
-    const bytes = blob.get(id, seq) as Buffer | undefined;
-    if (!bytes) return;
-    yield bytes;
-  }
 }
 
 export function heartbeatImport(db: Database, id: number, p: { rowsRead: number; bytesRead: number }) {
@@ -197,23 +190,4 @@ export function recoverImports(
   db.prepare(`DELETE FROM import_blobs WHERE import_id IN (SELECT id FROM imports WHERE status = 'receiving' AND created_at < ?)`)
     .run(Date.now() - 24 * 3600 * 1000);
   return recovered;
-}
-
-const ENDED = "('succeeded', 'failed', 'rejected')";
-
-export function sweepUploads(db: Database, endedBefore: number): number {
-  return db.transaction(() => {
-    const ids = db
-      .prepare(`SELECT id FROM imports WHERE status IN ${ENDED} AND finished_at < ? AND file_removed_at IS NULL`)
-      .pluck()
-      .all(endedBefore) as number[];
-    const remove = db.prepare('DELETE FROM import_blobs WHERE import_id = ?');
-    const mark = db.prepare('UPDATE imports SET file_removed_at = ? WHERE id = ?');
-    const now = Date.now();
-    for (const id of ids) {
-      remove.run(id);
-      mark.run(now, id);
-    }
-    return ids.length;
-  }).immediate();
 }

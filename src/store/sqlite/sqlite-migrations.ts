@@ -320,4 +320,17 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX chunk_map_by_segment ON chunk_map (seg_snapshot, seg_chunk);
   ALTER TABLE snapshots ADD COLUMN base_snapshot_id INTEGER;
   `,
+  // Stored uploads are packed once their import has ended (issue 22, store/upload-packing.ts):
+  // recompressed with brotli into a table of their own, so that a release that knows only
+  // import_blobs finds no blobs there rather than reading packed bytes as CSV.
+  // imports.file_encoding: 'br' once packed; NULL while the upload is plain in import_blobs.
+  `
+  ALTER TABLE imports ADD COLUMN file_encoding TEXT;
+  CREATE TABLE import_packed_blobs (
+    import_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    bytes BLOB NOT NULL,
+    PRIMARY KEY (import_id, seq)
+  );
+  `,
 ];

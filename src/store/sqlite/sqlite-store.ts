@@ -9,6 +9,7 @@ import type { Kind } from '../../domain/kinds.js';
 import type { AuditEvent } from '../../domain/audit.js';
 import type { ChunkSegment, ImportJob, RecordRef, SnapshotSpec, StagedRecord, Store, StoreOptions } from '../store.js';
 import * as imports from './sqlite-imports.js';
+import * as uploads from './sqlite-uploads.js';
 import * as segments from './sqlite-segments.js';
 import * as snapshots from './sqlite-snapshots.js';
 import { writeSnapshot } from './sqlite-snapshot-writer.js';
@@ -74,7 +75,7 @@ export class SqliteStore extends SqliteAccounts implements Store {
   }
 
   readImportFile(id: number): AsyncIterable<Buffer> {
-    return imports.readImportFile(this.db, id);
+    return uploads.readImportFile(this.db, id);
   }
 
   async heartbeatImport(id: number, progress: { rowsRead: number; bytesRead: number }): Promise<void> {
@@ -310,7 +311,11 @@ export class SqliteStore extends SqliteAccounts implements Store {
   }
 
   async sweepUploads(endedBefore: number) {
-    return imports.sweepUploads(this.db, endedBefore);
+    return uploads.sweepUploads(this.db, endedBefore);
+  }
+
+  async packUpload(afterId: number) {
+    return uploads.packUpload(this.db, afterId);
   }
 
   async sweepSnapshots(supersededBefore: number) {
