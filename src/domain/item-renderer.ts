@@ -138,6 +138,94 @@ export class ItemRenderer {
    * field, in kind order; `cells` one cell per column.
    */
   write(fields: readonly FieldValue[], cells: readonly string[]): void {
+    this.writeFields(fields);
+    const arena = this.arena;
+    const copy = arena.copy;
+    const keys = this.columnKeys;
+    const n = keys.length - 1;
+    // From `from` on, the template is still to be copied up to the next non-empty cell's key.
+    let from = this.dataStart;
+    let at = arena.len;
+    let buf = arena.buf;
+    for (let i = 0; i < n; i++) {
+      const cell = cells[i] ?? '';
+      if (cell.length === 0) continue;
+      const to = keys[i + 1]! - 1; // the end of this cell's key, before the empty value's closing quote
+      // Room for the template so far and, at worst, a six-byte \u escape per character, and its quote.
+      const need = to - from + 6 * cell.length + 1;
+      if (at + need > buf.length) {
+        arena.len = at;
+        arena.ensure(need);
+        buf = arena.buf;
+      }
+      copy(at, from, to - from);
+      at = writeJsonChars(buf, at + to - from, cell);
+      from = to; // the closing quote comes from the template, with what follows
+    }
+    this.endData(at, from);
+  }
+
+  /**
+   * As `write`, with the cells as bytes of the file rather than strings:
+   * cell i is `src[start .. end)` with `start = bounds[first + 2i]`, `end =
+   * bounds[first + 2i + 1]`, and a start stored as `~start` when the cell
+   * was quoted and holds doubled quotes (`""` is one `"`). The bytes are
+   * UTF-8 when `high` is null (lone surrogates, from UTF-16 files, in their
+   * three-byte form), else a one-byte encoding whose bytes 0x80–0xFF `high`
+   * gives as UTF-8 (4 bytes per byte: the length, then up to 3 bytes). The
+   * output is the same bytes as `write` of the decoded cells.
+   */
+  writeRaw(fields: readonly FieldValue[], src: Uint8Array, bounds: Int32Array, first: number, high: Uint8Array | null): void {
+    this.writeFields(fields);
+    const arena = this.arena;
+    const copy = arena.copy;
+    const keys = this.columnKeys;
+    const n = keys.length - 1;
+    let from = this.dataStart;
+    let at = arena.len;
+    let buf = arena.buf;
+    for (let i = 0; i < n; i++) {
+      let start = bounds[first + 2 * i]!;
+      const end = bounds[first + 2 * i + 1]!;
+      const doubled = start < 0;
+      if (doubled) start = ~start;
+      if (end === start) continue;
+      const to = keys[i + 1]! - 1;
+      const need = to - from + 6 * (end - start) + 1;
+      if (at + need > buf.length) {
+        arena.len = at;
+        arena.ensure(need);
+        buf = arena.buf;
+      }
+      copy(at, from, to - from);
+      at += to - from;
+      for (let j = start; j < end; j++) {
+        const c = src[j]!;
+        if (c >= 0x20 && c < 0x80 && c !== QUOTE && c !== BACKSLASH) {
+          buf[at++] = c;
+        } else if (c < 0x80) {
+          if (c === QUOTE && doubled) j++; // the second of a doubled quote
+          at = writeAsciiEscape(buf, at, c);
+        } else if (high !== null) {
+          const k = (c - 0x80) << 2;
+          buf[at++] = high[k + 1]!;
+          buf[at++] = high[k + 2]!;
+          if (high[k] === 3) buf[at++] = high[k + 3]!;
+        } else if (c === 0xed && src[j + 1]! >= 0xa0) {
+          // A lone surrogate (a pair would be one four-byte character), escaped as JSON.stringify escapes it.
+          at = writeUnicodeEscape(buf, at, 0xd000 | ((src[j + 1]! & 0x3f) << 6) | (src[j + 2]! & 0x3f));
+          j += 2;
+        } else {
+          buf[at++] = c;
+        }
+      }
+      from = to;
+    }
+    this.endData(at, from);
+  }
+
+  /** Writes the highlighted fields, up to `,"data":{`. */
+  private writeFields(fields: readonly FieldValue[]): void {
     const arena = this.arena;
     const copy = arena.copy;
     for (let i = 0; i < this.fieldKeys.length; i++) {
@@ -160,33 +248,17 @@ export class ItemRenderer {
       }
       arena.len = at;
     }
-    const keys = this.columnKeys;
-    const n = keys.length - 1;
-    // From `from` on, the template is still to be copied up to the next non-empty cell's key.
-    let from = this.dataStart;
-    let at = arena.len;
-    let buf = arena.buf;
-    for (let i = 0; i < n; i++) {
-      const cell = cells[i] ?? '';
-      if (cell.length === 0) continue;
-      const to = keys[i + 1]! - 1; // the end of this cell's key, before the empty value's closing quote
-      // Room for the template so far and, at worst, a six-byte \u escape per character, and its quote.
-      const need = to - from + 6 * cell.length + 1;
-      if (at + need > buf.length) {
-        arena.len = at;
-        arena.ensure(need);
-        buf = arena.buf;
-      }
-      copy(at, from, to - from);
-      at = writeJsonChars(buf, at + to - from, cell);
-      from = to; // the closing quote comes from the template, with what follows
-    }
+  }
+
+  /** Copies the rest of the template from `from` (the closing quote of the last cell written on) to `at`. */
+  private endData(at: number, from: number): void {
+    const arena = this.arena;
     const rest = this.dataEnd - from;
-    if (at + rest > buf.length) {
+    if (at + rest > arena.buf.length) {
       arena.len = at;
       arena.ensure(rest);
     }
-    copy(at, from, rest);
+    arena.copy(at, from, rest);
     arena.len = at + rest;
   }
 
@@ -229,14 +301,8 @@ export function writeJsonChars(buf: Buffer, at: number, s: string): number {
     if (c < 0x80) {
       if (c >= 0x20 && c !== QUOTE && c !== BACKSLASH) {
         buf[at++] = c;
-      } else if (c >= 0x20) {
-        buf[at++] = BACKSLASH;
-        buf[at++] = c;
-      } else if (SHORT_ESCAPE[c] !== 0) {
-        buf[at++] = BACKSLASH;
-        buf[at++] = SHORT_ESCAPE[c]!;
       } else {
-        at = writeUnicodeEscape(buf, at, c);
+        at = writeAsciiEscape(buf, at, c);
       }
     } else if (c < 0x800) {
       buf[at++] = 0xc0 | (c >> 6);
@@ -258,6 +324,20 @@ export function writeJsonChars(buf: Buffer, at: number, s: string): number {
         at = writeUnicodeEscape(buf, at, c); // a lone surrogate, escaped as JSON.stringify does
       }
     }
+  }
+  return at;
+}
+
+/** `"`, `\` or a control character below U+0020, escaped as JSON.stringify escapes it. */
+function writeAsciiEscape(buf: Buffer, at: number, c: number): number {
+  if (c >= 0x20) {
+    buf[at++] = BACKSLASH;
+    buf[at++] = c;
+  } else if (SHORT_ESCAPE[c] !== 0) {
+    buf[at++] = BACKSLASH;
+    buf[at++] = SHORT_ESCAPE[c]!;
+  } else {
+    at = writeUnicodeEscape(buf, at, c);
   }
   return at;
 }
