@@ -46,8 +46,10 @@ export class ByteRecordSplitter {
   private readonly delim: number;
   private readonly nl: number;
   /** Cell bounds of the records being read (see RawRecord), reused between splits. */
-  private bounds = new Int32Array(4096);
+  private bounds = new Int32Array(0);
   private used = 0;
+  /** 1 for the bytes that end an unquoted cell: the delimiter and the line break. */
+  private readonly stop = new Uint8Array(256);
   /** Line breaks in the record just read. */
   private span = 0;
 
@@ -59,6 +61,8 @@ export class ByteRecordSplitter {
   ) {
     this.delim = delimiter.charCodeAt(0);
     this.nl = newline.charCodeAt(0);
+    this.stop[this.delim] = 1;
+    this.stop[this.nl] = 1;
     this.papa = new RecordSplitter(delimiter, newline);
   }
 
@@ -69,7 +73,11 @@ export class ByteRecordSplitter {
 
   /** The complete records of the bytes seen so far; an incomplete last one waits for more. */
   push(bytes: Buffer): ByteSplit {
-    const input = this.pending.length === 0 ? bytes : Buffer.concat([this.pending, bytes]);
+    const { pending } = this;
+    // Pieces cut from one upload chunk follow each other in memory: the pending bytes need no copy then.
+    const adjacent = pending.buffer === bytes.buffer && pending.byteOffset + pending.length === bytes.byteOffset;
+    const input =
+      pending.length === 0 ? bytes : adjacent ? Buffer.from(bytes.buffer, pending.byteOffset, pending.length + bytes.length) : Buffer.concat([pending, bytes]);
     return this.split(input, false);
   }
 
@@ -98,6 +106,8 @@ export class ByteRecordSplitter {
     const spans: number[] = [];
     let badQuoteRow = -1;
     let badQuote: QuoteProblem | null = null;
+    // Room for every cell a record of this input can have (a cell takes at least one byte but the last).
+    if (this.bounds.length < 2 * input.length + 2) this.bounds = new Int32Array(2 * input.length + 2);
     this.used = 0;
     let cursor = 0;
     while (cursor < input.length) {
@@ -139,15 +149,17 @@ export class ByteRecordSplitter {
 
   /**
    * Reads one record from `start`: adds its cells' bounds and returns where
-   * the next record starts, or INCOMPLETE, or IRREGULAR.
+   * the next record starts, or INCOMPLETE, or IRREGULAR. (One loop with
+   * local state: it visits every byte of the file.)
    */
   private record(src: Buffer, start: number, final: boolean): number {
-    const { delim, nl } = this;
+    const { delim, nl, bounds, stop } = this;
     const len = src.length;
+    let used = this.used;
     let span = 0;
     let at = start;
     for (;;) {
-      if (src[at] === QUOTE) {
+      if (at < len && src[at] === QUOTE) {
         // A quoted cell: up to a quote that is not doubled.
         const from = at + 1;
         let doubled = false;
@@ -156,7 +168,7 @@ export class ByteRecordSplitter {
           if (i >= len) return final ? IRREGULAR : INCOMPLETE;
           const b = src[i];
           if (b === QUOTE) {
-            if (src[i + 1] !== QUOTE) break;
+            if (i + 1 >= len || src[i + 1] !== QUOTE) break;
             doubled = true;
             i += 2;
             continue;
@@ -164,10 +176,12 @@ export class ByteRecordSplitter {
           if (b === nl) span++;
           i++;
         }
-        this.add(doubled ? ~from : from, i);
+        bounds[used++] = doubled ? ~from : from;
+        bounds[used++] = i;
         const next = i + 1;
         if (next >= len) {
           if (!final) return INCOMPLETE;
+          this.used = used;
           this.span = span;
           return len;
         }
@@ -176,6 +190,7 @@ export class ByteRecordSplitter {
           at = next + 1;
           continue;
         }
+        this.used = used;
         if (b === nl) {
           this.span = span + 1;
           return next + 1;
@@ -192,19 +207,19 @@ export class ByteRecordSplitter {
       }
       // An unquoted cell: up to the delimiter or the line break; a quote inside it is text.
       let i = at;
-      while (i < len) {
-        const b = src[i];
-        if (b === delim || b === nl) break;
-        i++;
-      }
+      while (i < len && stop[src[i]!] === 0) i++;
+      const b = i < len ? src[i]! : 0;
       if (i >= len && !final) return INCOMPLETE;
-      if (i < len && src[i] === delim) {
-        this.add(at, i);
+      if (i < len && b === delim) {
+        bounds[used++] = at;
+        bounds[used++] = i;
         at = i + 1;
         continue;
       }
       // The last cell: a CR before its LF (or before the end) belongs to the line break.
-      this.add(at, nl === LF && i > at && src[i - 1] === CR ? i - 1 : i);
+      bounds[used++] = at;
+      bounds[used++] = nl === LF && i > at && src[i - 1] === CR ? i - 1 : i;
+      this.used = used;
       if (i >= len) {
         this.span = span;
         return len;
@@ -212,15 +227,5 @@ export class ByteRecordSplitter {
       this.span = span + 1;
       return i + 1;
     }
-  }
-
-  private add(start: number, end: number): void {
-    if (this.used + 2 > this.bounds.length) {
-      const grown = new Int32Array(this.bounds.length * 2);
-      grown.set(this.bounds);
-      this.bounds = grown;
-    }
-    this.bounds[this.used++] = start;
-    this.bounds[this.used++] = end;
   }
 }

@@ -9,7 +9,7 @@
  * Windows-1252 with no undefined byte. A text whose encoding is still
  * undecided is ASCII, which reads the same either way.
  */
-import { decodeWindows1252Text } from './windows-1252.js';
+import { decodeWindows1252Text, native } from './windows-1252.js';
 
 /** How cell bytes become text: UTF-8 (also UTF-16 files, converted) or Windows-1252. */
 export type ByteEncoding = 'utf-8' | 'windows-1252';
@@ -61,7 +61,7 @@ export function cellByteLength(record: RawRecord, c: number): number {
 /** `src[start .. end)` as text. */
 export function bytesText(src: Buffer, start: number, end: number, encoding: ByteEncoding): string {
   if (encoding === 'windows-1252') return decodeWindows1252Text(src, start, end);
-  const text = src.toString('utf8', start, end);
+  const text = native(src).utf8Slice(start, end);
   // A lone surrogate of a UTF-16 file is carried as its 3-byte form, which Node decodes as U+FFFD.
   return text.includes('\uFFFD') ? wtf8Text(src, start, end) : text;
 }

@@ -7,6 +7,13 @@
  */
 import iconv from 'iconv-lite';
 
+/** Buffer's own decoders, without `toString`'s argument handling: called for every mapped cell of every row. */
+interface NativeSlices {
+  latin1Slice(start: number, end: number): string;
+  utf8Slice(start: number, end: number): string;
+}
+export const native = (bytes: Buffer) => bytes as unknown as NativeSlices;
+
 /** The bytes Windows-1252 gives no character. */
 export const UNDEFINED_BYTES: readonly number[] = [0x81, 0x8d, 0x8f, 0x90, 0x9d];
 
@@ -90,7 +97,7 @@ const C1_ALL = /[\x80-\x9f]/g;
 
 /** `bytes[start .. end)` as Windows-1252 text (an undefined byte is kept as the C1 control of the same number). */
 export function decodeWindows1252Text(bytes: Buffer, start: number, end: number): string {
-  const text = bytes.toString('latin1', start, end);
+  const text = native(bytes).latin1Slice(start, end);
   return C1.test(text) ? text.replace(C1_ALL, (char) => WINDOWS_1252_HIGH.get(char) ?? char) : text;
 }
 
