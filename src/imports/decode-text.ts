@@ -1,6 +1,7 @@
 /**
- * Streaming text decoding of uploaded CSV bytes, with the encoding rules of
- * contract §2: a UTF-8 or UTF-16 byte order mark decides; otherwise the file
+ * Streaming decoding of uploaded CSV bytes, with the encoding rules of
+ * contract §2 (imports read the checked bytes, `writeBytes`, and decode only
+ * the cells they need: see cell-bytes.ts): a UTF-8 or UTF-16 byte order mark decides; otherwise the file
  * is UTF-8 when its text is valid UTF-8, and Windows-1252 when it is not.
  *
  * The choice is made at the first non-ASCII byte (ASCII reads the same in
