@@ -9,11 +9,15 @@
  * after another: a customer row has 150 short cells, and building a string
  * per row only to encode it again cost twice as much (and most of the
  * import's garbage). The bytes are exactly those of `JSON.stringify` of each
- * value.
+ * value. An import renders cells straight from the file's bytes (`writeRaw`),
+ * without a string per cell at all.
  */
 import { hash } from 'node:crypto';
 import type { Kind } from './kinds.js';
 import { KIND_SPECS } from './kinds.js';
+import { ASCII_PLAIN, QUOTE, UTF8_PLAIN, writeAsciiEscape, writeJsonChars, writeUnicodeEscape } from './json-bytes.js';
+
+export { writeJsonChars };
 
 export type FieldValue = string | number | null;
 
@@ -138,6 +142,92 @@ export class ItemRenderer {
    * field, in kind order; `cells` one cell per column.
    */
   write(fields: readonly FieldValue[], cells: readonly string[]): void {
+    this.writeFields(fields);
+    const arena = this.arena;
+    const copy = arena.copy;
+    const keys = this.columnKeys;
+    const n = keys.length - 1;
+    // From `from` on, the template is still to be copied up to the next non-empty cell's key.
+    let from = this.dataStart;
+    let at = arena.len;
+    let buf = arena.buf;
+    for (let i = 0; i < n; i++) {
+      const cell = cells[i] ?? '';
+      if (cell.length === 0) continue;
+      const to = keys[i + 1]! - 1; // the end of this cell's key, before the empty value's closing quote
+      // Room for the template so far and, at worst, a six-byte \u escape per character, and its quote.
+      const need = to - from + 6 * cell.length + 1;
+      if (at + need > buf.length) {
+        arena.len = at;
+        arena.ensure(need);
+        buf = arena.buf;
+      }
+      copy(at, from, to - from);
+      at = writeJsonChars(buf, at + to - from, cell);
+      from = to; // the closing quote comes from the template, with what follows
+    }
+    this.endData(at, from);
+  }
+
+  /**
+   * As `write`, with the cells as bytes of the file rather than strings:
+   * cell i is `src[start .. end)` with `start = bounds[first + 2i]`, `end =
+   * bounds[first + 2i + 1]`, and a start stored as `~start` when the cell
+   * was quoted and holds doubled quotes (`""` is one `"`). The bytes are
+   * UTF-8 when `high` is null (lone surrogates, from UTF-16 files, in their
+   * three-byte form), else a one-byte encoding whose bytes 0x80–0xFF `high`
+   * gives as UTF-8 (4 bytes per byte: the length, then up to 3 bytes). The
+   * output is the same bytes as `write` of the decoded cells.
+   */
+  writeRaw(fields: readonly FieldValue[], src: Uint8Array, bounds: Int32Array, first: number, high: Uint8Array | null): void {
+    this.writeFields(fields);
+    const arena = this.arena;
+    const copy = arena.copy;
+    const keys = this.columnKeys;
+    const n = keys.length - 1;
+    // Room, once for the row, for the whole template and at worst six bytes per byte of the record.
+    const firstStart = bounds[first]!;
+    arena.ensure(this.dataEnd - this.dataStart + 6 * (bounds[first + 2 * n - 1]! - (firstStart < 0 ? ~firstStart : firstStart)) + 1);
+    const buf = arena.buf;
+    const plain = high === null ? UTF8_PLAIN : ASCII_PLAIN;
+    let from = this.dataStart;
+    let at = arena.len;
+    for (let i = 0; i < n; i++) {
+      let start = bounds[first + 2 * i]!;
+      const end = bounds[first + 2 * i + 1]!;
+      const doubled = start < 0;
+      if (doubled) start = ~start;
+      if (end === start) continue;
+      const to = keys[i + 1]! - 1;
+      copy(at, from, to - from);
+      at += to - from;
+      for (let j = start; j < end; j++) {
+        const c = src[j]!;
+        if (plain[c] === 1) {
+          buf[at++] = c;
+        } else if (c < 0x80) {
+          if (c === QUOTE && doubled) j++; // the second of a doubled quote
+          at = writeAsciiEscape(buf, at, c);
+        } else if (high !== null) {
+          const k = (c - 0x80) << 2;
+          buf[at++] = high[k + 1]!;
+          buf[at++] = high[k + 2]!;
+          if (high[k] === 3) buf[at++] = high[k + 3]!;
+        } else if (src[j + 1]! >= 0xa0) {
+          // 0xED 0xA0–0xBF: a lone surrogate in its three-byte form (a pair would be one four-byte character), escaped as JSON.stringify escapes it.
+          at = writeUnicodeEscape(buf, at, 0xd000 | ((src[j + 1]! & 0x3f) << 6) | (src[j + 2]! & 0x3f));
+          j += 2;
+        } else {
+          buf[at++] = c;
+        }
+      }
+      from = to;
+    }
+    this.endData(at, from);
+  }
+
+  /** Writes the highlighted fields, up to `,"data":{`. */
+  private writeFields(fields: readonly FieldValue[]): void {
     const arena = this.arena;
     const copy = arena.copy;
     for (let i = 0; i < this.fieldKeys.length; i++) {
@@ -160,33 +250,17 @@ export class ItemRenderer {
       }
       arena.len = at;
     }
-    const keys = this.columnKeys;
-    const n = keys.length - 1;
-    // From `from` on, the template is still to be copied up to the next non-empty cell's key.
-    let from = this.dataStart;
-    let at = arena.len;
-    let buf = arena.buf;
-    for (let i = 0; i < n; i++) {
-      const cell = cells[i] ?? '';
-      if (cell.length === 0) continue;
-      const to = keys[i + 1]! - 1; // the end of this cell's key, before the empty value's closing quote
-      // Room for the template so far and, at worst, a six-byte \u escape per character, and its quote.
-      const need = to - from + 6 * cell.length + 1;
-      if (at + need > buf.length) {
-        arena.len = at;
-        arena.ensure(need);
-        buf = arena.buf;
-      }
-      copy(at, from, to - from);
-      at = writeJsonChars(buf, at + to - from, cell);
-      from = to; // the closing quote comes from the template, with what follows
-    }
+  }
+
+  /** Copies the rest of the template from `from` (the closing quote of the last cell written on) to `at`. */
+  private endData(at: number, from: number): void {
+    const arena = this.arena;
     const rest = this.dataEnd - from;
-    if (at + rest > buf.length) {
+    if (at + rest > arena.buf.length) {
       arena.len = at;
       arena.ensure(rest);
     }
-    copy(at, from, rest);
+    arena.copy(at, from, rest);
     arena.len = at + rest;
   }
 
@@ -204,72 +278,6 @@ export class ItemRenderer {
     this.write(fields, cells);
     return this.take();
   }
-}
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const HEX = '0123456789abcdef';
-/** Short escapes JSON.stringify uses for these control characters (0 elsewhere). */
-const SHORT_ESCAPE = new Uint8Array(32);
-SHORT_ESCAPE[8] = 0x62; // \b
-SHORT_ESCAPE[9] = 0x74; // \t
-SHORT_ESCAPE[10] = 0x6e; // \n
-SHORT_ESCAPE[12] = 0x66; // \f
-SHORT_ESCAPE[13] = 0x72; // \r
-
-/**
- * Writes `s` as the inside of a JSON string literal, in UTF-8, with exactly
- * JSON.stringify's escapes: `"` `\` and controls below U+0020 (short forms
- * where JSON has them), lone surrogates as `\udXXX`; everything else as is.
- * The caller has made room for 6 bytes per character. Returns the new end.
- */
-export function writeJsonChars(buf: Buffer, at: number, s: string): number {
-  for (let j = 0; j < s.length; j++) {
-    const c = s.charCodeAt(j);
-    if (c < 0x80) {
-      if (c >= 0x20 && c !== QUOTE && c !== BACKSLASH) {
-        buf[at++] = c;
-      } else if (c >= 0x20) {
-        buf[at++] = BACKSLASH;
-        buf[at++] = c;
-      } else if (SHORT_ESCAPE[c] !== 0) {
-        buf[at++] = BACKSLASH;
-        buf[at++] = SHORT_ESCAPE[c]!;
-      } else {
-        at = writeUnicodeEscape(buf, at, c);
-      }
-    } else if (c < 0x800) {
-      buf[at++] = 0xc0 | (c >> 6);
-      buf[at++] = 0x80 | (c & 0x3f);
-    } else if (c < 0xd800 || c > 0xdfff) {
-      buf[at++] = 0xe0 | (c >> 12);
-      buf[at++] = 0x80 | ((c >> 6) & 0x3f);
-      buf[at++] = 0x80 | (c & 0x3f);
-    } else {
-      const d = s.charCodeAt(j + 1);
-      if (c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff) {
-        const cp = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
-        buf[at++] = 0xf0 | (cp >> 18);
-        buf[at++] = 0x80 | ((cp >> 12) & 0x3f);
-        buf[at++] = 0x80 | ((cp >> 6) & 0x3f);
-        buf[at++] = 0x80 | (cp & 0x3f);
-        j++;
-      } else {
-        at = writeUnicodeEscape(buf, at, c); // a lone surrogate, escaped as JSON.stringify does
-      }
-    }
-  }
-  return at;
-}
-
-function writeUnicodeEscape(buf: Buffer, at: number, c: number): number {
-  buf[at++] = BACKSLASH;
-  buf[at++] = 0x75; // u
-  buf[at++] = HEX.charCodeAt((c >> 12) & 15);
-  buf[at++] = HEX.charCodeAt((c >> 8) & 15);
-  buf[at++] = HEX.charCodeAt((c >> 4) & 15);
-  buf[at++] = HEX.charCodeAt(c & 15);
-  return at;
 }
 
 /** The ISO text of a time; a snapshot holds only a handful of distinct times, so each is formatted once. */

@@ -1,6 +1,7 @@
 /**
- * Streaming text decoding of uploaded CSV bytes, with the encoding rules of
- * contract §2: a UTF-8 or UTF-16 byte order mark decides; otherwise the file
+ * Streaming decoding of uploaded CSV bytes, with the encoding rules of
+ * contract §2 (imports read the checked bytes, `writeBytes`, and decode only
+ * the cells they need: see cell-bytes.ts): a UTF-8 or UTF-16 byte order mark decides; otherwise the file
  * is UTF-8 when its text is valid UTF-8, and Windows-1252 when it is not.
  *
  * The choice is made at the first non-ASCII byte (ASCII reads the same in
@@ -18,9 +19,11 @@
  * it is valid UTF-8, and as the Windows-1252 table reads it otherwise.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
+import { StringDecoder } from 'node:string_decoder';
 import iconv from 'iconv-lite';
+import { wtf8Bytes } from './cell-bytes.js';
 import { ImportError } from './import-error.js';
-import { decodeWindows1252, utf8SequenceLength } from './windows-1252.js';
+import { decodeWindows1252Text, scanWindows1252, utf8SequenceLength } from './windows-1252.js';
 
 export type TextEncoding = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252';
 
@@ -30,6 +33,13 @@ export const SNIFF_BYTES = 64 * 1024;
 const LF = 0x0a;
 
 type State = 'bom' | 'ascii' | 'sniff' | 'decoding';
+
+/**
+ * What the checks let through: the file's own bytes (ASCII, UTF-8 or
+ * Windows-1252), or text (UTF-16, decoded).
+ */
+type Piece = Buffer | string;
+const NOTHING = Buffer.alloc(0);
 
 export class CsvTextDecoder {
   private state: State = 'bom';
@@ -63,8 +73,58 @@ export class CsvTextDecoder {
     return this.chosen ?? 'utf-8';
   }
 
+  /** The text of `chunk`, as far as it is complete. */
   write(chunk: Buffer): string {
-    if (chunk.length === 0) return '';
+    return this.text(this.take(chunk));
+  }
+
+  /**
+   * The bytes of `chunk` once checked, as far as the encoding is known: the
+   * file's own bytes when it is UTF-8 or Windows-1252 (ASCII while
+   * undecided), UTF-8 when it is UTF-16 (see `wtf8Bytes`). The same checks
+   * and errors as `write`; use one or the other.
+   */
+  writeBytes(chunk: Buffer): Buffer {
+    return this.bytes(this.take(chunk));
+  }
+
+  end(): string {
+    return this.text(this.finish()) + (this.textDecoder?.end() ?? '');
+  }
+
+  /** The last bytes, once the input has ended (see `writeBytes`). */
+  endBytes(): Buffer {
+    const last = this.bytes(this.finish());
+    const held = this.highSurrogate;
+    this.highSurrogate = '';
+    return held === '' ? last : Buffer.concat([last, wtf8Bytes(held)]);
+  }
+
+  /** Text, for `write`: a Windows-1252 or ASCII piece is whole; UTF-8 may be cut in a character. */
+  private text(piece: Piece): string {
+    if (typeof piece === 'string') return piece;
+    if (piece.length === 0) return '';
+    if (this.chosen === 'windows-1252') return decodeWindows1252Text(piece, 0, piece.length);
+    if (this.chosen === 'utf-8') return (this.textDecoder ??= new StringDecoder('utf8')).write(piece);
+    return piece.toString('latin1');
+  }
+
+  /** For `write`'s UTF-8 text: characters cut between chunks. */
+  private textDecoder: StringDecoder | null = null;
+  /** For `writeBytes` of UTF-16: a high surrogate ending a chunk, whose low half may start the next. */
+  private highSurrogate = '';
+
+  private bytes(piece: Piece): Buffer {
+    if (typeof piece !== 'string') return piece;
+    let text = this.highSurrogate + piece;
+    const last = text.charCodeAt(text.length - 1);
+    this.highSurrogate = last >= 0xd800 && last <= 0xdbff ? text.slice(-1) : '';
+    if (this.highSurrogate !== '') text = text.slice(0, -1);
+    return text.length === 0 ? NOTHING : wtf8Bytes(text);
+  }
+
+  private take(chunk: Buffer): Piece {
+    if (chunk.length === 0) return NOTHING;
     switch (this.state) {
       case 'decoding':
         return this.decode(chunk);
@@ -72,18 +132,18 @@ export class CsvTextDecoder {
         return this.readAscii(chunk);
       case 'sniff':
         this.hold(chunk);
-        return this.heldBytes >= SNIFF_BYTES ? this.choose(this.release(), false) : '';
+        return this.heldBytes >= SNIFF_BYTES ? this.choose(this.release(), false) : NOTHING;
       case 'bom':
         this.hold(chunk);
-        return this.heldBytes >= 3 ? this.readBom(this.release()) : '';
+        return this.heldBytes >= 3 ? this.readBom(this.release()) : NOTHING;
     }
   }
 
-  end(): string {
-    let text = '';
-    if (this.state === 'bom') text += this.readBom(this.release());
-    if (this.state === 'sniff') text += this.choose(this.release(), true);
-    if (this.state !== 'decoding') return text;
+  private finish(): Piece {
+    let piece: Piece = NOTHING;
+    if (this.state === 'bom') piece = this.readBom(this.release());
+    if (this.state === 'sniff') piece = join(piece, this.choose(this.release(), true));
+    if (this.state !== 'decoding') return piece;
     if (this.chosen === 'utf-8' && this.utf8Tail.length > 0) {
       throw new ImportError(
         'undecodable',
@@ -98,7 +158,7 @@ export class CsvTextDecoder {
         this.linesBefore + 1,
       );
     }
-    return text + (this.decoder?.end() ?? '');
+    return join(piece, this.decoder?.end() ?? '');
   }
 
   private hold(chunk: Buffer): void {
@@ -113,7 +173,7 @@ export class CsvTextDecoder {
     return all;
   }
 
-  private readBom(bytes: Buffer): string {
+  private readBom(bytes: Buffer): Piece {
     this.byBom = true;
     if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return this.start('utf-8', bytes.subarray(3));
     if (bytes[0] === 0xff && bytes[1] === 0xfe) return this.start('utf-16le', bytes.subarray(2));
@@ -124,11 +184,11 @@ export class CsvTextDecoder {
   }
 
   /** Passes ASCII through until the first byte ≥ 0x80, then holds bytes to choose. */
-  private readAscii(bytes: Buffer): string {
+  private readAscii(bytes: Buffer): Piece {
     if (isAscii(bytes)) {
       this.checkNul(bytes);
       this.linesBefore += countByte(bytes, LF, bytes.length);
-      return bytes.toString('latin1');
+      return bytes;
     }
     let first = 0;
     while ((bytes[first] as number) < 0x80) first++;
@@ -139,8 +199,7 @@ export class CsvTextDecoder {
     this.state = 'sniff';
     const rest = bytes.subarray(first);
     this.hold(rest);
-    const text = ascii.toString('latin1');
-    return this.heldBytes >= SNIFF_BYTES ? text + this.choose(this.release(), false) : text;
+    return this.heldBytes >= SNIFF_BYTES ? join(ascii, this.choose(this.release(), false)) : ascii;
   }
 
   /**
@@ -148,7 +207,7 @@ export class CsvTextDecoder {
    * cut by the window's end is fine). Exactly that window, whatever the chunk
    * sizes, so that a file always reads the same way.
    */
-  private choose(bytes: Buffer, atEnd: boolean): string {
+  private choose(bytes: Buffer, atEnd: boolean): Piece {
     const window = bytes.subarray(0, SNIFF_BYTES);
     const whole = atEnd && window.length === bytes.length ? window.length : completeUtf8Length(window);
     const checked = window.subarray(0, whole);
@@ -159,21 +218,21 @@ export class CsvTextDecoder {
     return this.start('windows-1252', bytes);
   }
 
-  private start(encoding: TextEncoding, rest: Buffer): string {
+  private start(encoding: TextEncoding, rest: Buffer): Piece {
     this.chosen = encoding;
     this.state = 'decoding';
-    if (encoding !== 'windows-1252') this.decoder = iconv.getDecoder(encoding, { stripBOM: false });
-    return rest.length === 0 ? '' : this.decode(rest);
+    if (encoding === 'utf-16le' || encoding === 'utf-16be') this.decoder = iconv.getDecoder(encoding, { stripBOM: false });
+    return rest.length === 0 ? NOTHING : this.decode(rest);
   }
 
-  private decode(bytes: Buffer): string {
+  private decode(bytes: Buffer): Piece {
     const decoder = this.decoder as iconv.DecoderStream;
     switch (this.chosen) {
       case 'utf-8': {
         this.checkUtf8(bytes);
         this.checkNul(bytes);
         this.linesBefore += countByte(bytes, LF, bytes.length);
-        return decoder.write(bytes);
+        return bytes;
       }
       case 'windows-1252':
         return this.decodeWindows1252(bytes);
@@ -194,8 +253,8 @@ export class CsvTextDecoder {
    * UTF-8 sequence, or its first non-UTF-8 byte if that comes later). By
    * offset, so that the error does not depend on how the file is cut.
    */
-  private decodeWindows1252(bytes: Buffer): string {
-    const { text, ...found } = decodeWindows1252(bytes);
+  private decodeWindows1252(bytes: Buffer): Buffer {
+    const found = scanWindows1252(bytes);
     // Offsets, Infinity for none; negative for a UTF-8 sequence begun in an earlier chunk.
     const nul = orInfinity(bytes.indexOf(0));
     const undefinedAt = orInfinity(found.undefinedAt);
@@ -208,7 +267,7 @@ export class CsvTextDecoder {
     const first = Math.min(nul, undefinedAt, mixedAt);
     if (first === Infinity) {
       this.linesBefore += countByte(bytes, LF, bytes.length);
-      return text;
+      return bytes;
     }
     if (first === nul) this.failNul(lineOf(nul) - 1);
     // An undefined byte that is also the first non-UTF-8 byte of UTF-8 text is one stray byte: say so.
@@ -311,6 +370,14 @@ function firstInvalidUtf8(bytes: Buffer): number {
     if (!(bytes[offset] === 0xef && bytes[offset + 1] === 0xbf && bytes[offset + 2] === 0xbd)) return offset;
   }
   return 0;
+}
+
+/** Two pieces in a row: both bytes, or both text (one of them empty otherwise). */
+function join(a: Piece, b: Piece): Piece {
+  if (a.length === 0) return b;
+  if (b.length === 0) return a;
+  if (typeof a === 'string' || typeof b === 'string') return String(a) + String(b);
+  return Buffer.concat([a, b]);
 }
 
 function orInfinity(offset: number): number {

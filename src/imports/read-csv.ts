@@ -1,9 +1,9 @@
 /**
- * Reads an uploaded CSV file as a stream: decodes it (decode-text.ts), finds
- * the header and its delimiter (header-line.ts), splits records
- * (record-splitter.ts) and checks every record against the header. Memory
- * holds one chunk, one incomplete record and one batch of rows, whatever the
- * file's size.
+ * Reads an uploaded CSV file as a stream: checks its encoding
+ * (decode-text.ts), finds the header and its delimiter (header-line.ts),
+ * splits records on the bytes (byte-splitter.ts) and checks every record
+ * against the header. Memory holds one chunk, one incomplete record and one
+ * batch of rows, whatever the file's size.
  *
  * The work is synchronous per chunk: run it off the HTTP thread (a worker).
  *
@@ -11,16 +11,23 @@
  * const file = await openCsv(fs.createReadStream(path));
  * for await (const batch of file.batches()) for (const row of batch) use(row.line, row.cells);
  */
-import { CsvTextDecoder, type TextEncoding } from './decode-text.js';
+import { ByteRecordSplitter, type ByteSplit } from './byte-splitter.js';
+import { type ByteEncoding, bytesText, cellByteLength, cellCount, cellText, type CsvRecord, recordCells } from './cell-bytes.js';
+import { completeUtf8Length, CsvTextDecoder, type TextEncoding } from './decode-text.js';
 import { detectDelimiter, findHeaderLine } from './header-line.js';
 import { ImportError, quoteName } from './import-error.js';
-import { RecordSplitter, type Split } from './record-splitter.js';
 
 export interface CsvRow {
   /** 1-based physical line where the record starts. */
   line: number;
   /** One cell per column, exactly as in the file after decoding. */
   cells: string[];
+}
+
+/** A row as its bytes, for whoever can use them (upload-rows.ts renders them); `recordCells` gives its text. */
+export interface CsvRecordRow {
+  line: number;
+  record: CsvRecord;
 }
 
 export interface CsvFile {
@@ -31,6 +38,8 @@ export interface CsvFile {
   readonly delimiter: string;
   /** Rows after the header, in batches, each checked for its cell count. Iterate once. */
   batches(): AsyncIterable<CsvRow[]>;
+  /** The same rows as `batches`, cells left as bytes where they can be. Iterate one or the other, once. */
+  recordBatches(): AsyncIterable<CsvRecordRow[]>;
   /** Raw bytes consumed from the source so far, for progress. */
   bytesRead(): number;
 }
@@ -71,7 +80,8 @@ export async function openCsv(source: ByteSource, options: CsvOptions = {}): Pro
       return reader.decoder.encoding;
     },
     delimiter: reader.delimiter,
-    batches: () => reader.batches(),
+    batches: () => reader.textBatches(),
+    recordBatches: () => reader.batches(),
     bytesRead: () => reader.bytes,
   };
 }
@@ -82,7 +92,7 @@ class CsvReader {
   delimiter = ',';
   bytes = 0;
   private readonly chunks: AsyncIterator<Uint8Array | string>;
-  private splitter: RecordSplitter | null = null;
+  private splitter: ByteRecordSplitter | null = null;
   private newline: '\n' | '\r' = '\n';
   private ended = false;
   private started = false;
@@ -91,7 +101,7 @@ class CsvReader {
   /** First of the blank lines seen since the last row: an error if a row follows. */
   private blankLine = 0;
   /** Records split together with the header. */
-  private firstRows: Split | null = null;
+  private firstRows: ByteSplit | null = null;
   private readonly maxCellBytes: number;
   private readonly maxColumns: number;
   private readonly batchRows: number;
@@ -108,14 +118,19 @@ class CsvReader {
     this.nextPendingCheck = this.cellCheckChars;
   }
 
-  /** The next decoded text, or null once the source and the decoder are done. */
-  private async pump(): Promise<string | null> {
+  /** How the checked bytes read as text (UTF-16 is converted to UTF-8 by the decoder). */
+  private byteEncoding(): ByteEncoding {
+    return this.decoder.encoding === 'windows-1252' ? 'windows-1252' : 'utf-8';
+  }
+
+  /** The next checked bytes, or null once the source and the decoder are done. */
+  private async pump(): Promise<Buffer | null> {
     if (this.ended) return null;
     if (this.rest === null) {
       const next = await this.chunks.next();
       if (next.done) {
         this.ended = true;
-        return this.decoder.end();
+        return this.decoder.endBytes();
       }
       const chunk = next.value;
       if (typeof chunk === 'string') throw new TypeError('openCsv reads bytes: do not set an encoding on the source stream.');
@@ -126,7 +141,7 @@ class CsvReader {
     const piece = this.rest.subarray(0, PUMP_BYTES);
     this.rest = this.rest.length > PUMP_BYTES ? this.rest.subarray(PUMP_BYTES) : null;
     this.bytes += piece.length;
-    return this.decoder.write(piece);
+    return this.decoder.writeBytes(piece);
   }
 
   /** What is left of the last source chunk. */
@@ -141,11 +156,15 @@ class CsvReader {
 
   async readHeader(): Promise<void> {
     const limit = Math.max(this.maxCellBytes, this.maxColumns * HEADER_CHARS_PER_COLUMN);
+    const pieces: Buffer[] = [];
     let text = '';
     let header = null;
     while (header === null) {
       const piece = await this.pump();
-      if (piece !== null) text += piece;
+      if (piece !== null && piece.length > 0) {
+        pieces.push(piece);
+        text = this.headerText(pieces);
+      }
       header = findHeaderLine(text, this.ended);
       // Only blank lines so far: an empty file if nothing else follows.
       if (header !== null && text.trim() === '' && !this.ended) header = null;
@@ -156,20 +175,28 @@ class CsvReader {
     if (text.trim() === '') throw new ImportError('empty_file', 'The file is empty: it has no header line naming the columns.');
     this.delimiter = detectDelimiter(header.text);
     this.newline = header.newline;
-    const splitter = (this.splitter = new RecordSplitter(this.delimiter, this.newline));
-    let split = splitter.push(text);
+    const splitter = (this.splitter = new ByteRecordSplitter(this.delimiter, this.newline, () => this.byteEncoding()));
+    let split = splitter.push(Buffer.concat(pieces));
     while (split.rows.length === 0 && !split.final) {
       const piece = await this.pump();
       split = piece === null ? splitter.end() : splitter.push(piece);
     }
     if (split.badQuoteRow === 0) throw quoteError(split, 1);
-    const columns = split.rows.shift();
+    const first = split.rows.shift();
+    const columns = first === undefined ? undefined : recordCells(first);
     if (columns === undefined) throw new ImportError('bad_header', 'Line 1 could not be read as a header.', 1);
     this.nextLine = 1 + (split.spans.shift() as number);
     if (split.badQuoteRow !== -1) split.badQuoteRow -= 1;
     this.checkHeader(columns);
     this.columns = columns;
     this.firstRows = split;
+  }
+
+  /** The bytes read so far as text, up to the last whole character. */
+  private headerText(pieces: Buffer[]): string {
+    const bytes = pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
+    const encoding = this.byteEncoding();
+    return bytesText(bytes, 0, encoding === 'utf-8' ? completeUtf8Length(bytes) : bytes.length, encoding);
   }
 
   private checkHeader(columns: string[]): void {
@@ -196,13 +223,17 @@ class CsvReader {
     }
   }
 
-  async *batches(): AsyncGenerator<CsvRow[]> {
+  async *textBatches(): AsyncGenerator<CsvRow[]> {
+    for await (const batch of this.batches()) yield batch.map((row) => ({ line: row.line, cells: recordCells(row.record) }));
+  }
+
+  async *batches(): AsyncGenerator<CsvRecordRow[]> {
     if (this.started) throw new Error('CsvFile.batches() can be iterated only once.');
     this.started = true;
-    const splitter = this.splitter as RecordSplitter;
-    let split = this.firstRows as Split;
+    const splitter = this.splitter as ByteRecordSplitter;
+    let split = this.firstRows as ByteSplit;
     this.firstRows = null;
-    const batch: CsvRow[] = [];
+    const batch: CsvRecordRow[] = [];
     try {
       for (;;) {
         this.addRows(split, batch);
@@ -218,33 +249,36 @@ class CsvReader {
     }
   }
 
-  private addRows(split: Split, batch: CsvRow[]): void {
+  private addRows(split: ByteSplit, batch: CsvRecordRow[]): void {
     const { rows } = split;
     const width = this.columns.length;
+    // A cell of n bytes (or characters) is at most 3n bytes of UTF-8 once decoded.
     const checkCells = split.parsedLength > this.cellCheckChars;
     for (let i = 0; i < rows.length; i++) {
-      const cells = rows[i] as string[];
+      const record = rows[i] as CsvRecord;
       const line = this.nextLine;
       if (i === split.badQuoteRow) throw quoteError(split, line);
       this.nextLine += split.spans[i] as number;
+      const n = cellCount(record);
       // A blank line is no record (even in a one-column file); only trailing ones are allowed.
-      if (cells.length === 1 && (cells[0] as string).trim() === '') {
+      if (n === 1 && cellText(record, 0).trim() === '') {
         if (this.blankLine === 0) this.blankLine = line;
         continue;
       }
       if (this.blankLine !== 0) {
         throw new ImportError('ragged_row', `Line ${this.blankLine} is blank but rows follow it: remove the blank line.`, this.blankLine);
       }
-      if (cells.length !== width) throw raggedRow(line, cells.length, width);
-      if (checkCells) this.checkCellSizes(cells, line);
-      batch.push({ line, cells });
+      if (n !== width) throw raggedRow(line, n, width);
+      if (checkCells) this.checkCellSizes(record, line);
+      batch.push({ line, record });
     }
   }
 
-  private checkCellSizes(cells: string[], line: number): void {
-    for (let c = 0; c < cells.length; c++) {
-      const cell = cells[c] as string;
-      if (cell.length > this.cellCheckChars && Buffer.byteLength(cell) > this.maxCellBytes) {
+  private checkCellSizes(record: CsvRecord, line: number): void {
+    for (let c = 0; c < cellCount(record); c++) {
+      // Bytes of the file are never fewer than characters: a short cell needs no decoding.
+      const size = Array.isArray(record) ? (record[c] as string).length : cellByteLength(record, c);
+      if (size > this.cellCheckChars && Buffer.byteLength(cellText(record, c)) > this.maxCellBytes) {
         throw this.cellTooLarge(line, c, '');
       }
     }
@@ -256,8 +290,10 @@ class CsvReader {
    * than hold the rest of the file. Checked at doubling sizes, so the cost
    * stays linear.
    */
-  private watchPending(splitter: RecordSplitter): void {
-    const pending = splitter.pendingLength;
+  private watchPending(splitter: ByteRecordSplitter): void {
+    // In characters, as the limits are: bytes are never fewer, so below the limit in bytes is below it in characters.
+    let pending = splitter.pendingLength;
+    if (pending >= this.cellCheckChars && this.byteEncoding() === 'utf-8') pending = splitter.pendingText().length;
     if (pending < this.cellCheckChars) {
       this.nextPendingCheck = this.cellCheckChars;
       return;
@@ -280,7 +316,7 @@ class CsvReader {
   }
 }
 
-function quoteError(split: Split, line: number): ImportError {
+function quoteError(split: ByteSplit, line: number): ImportError {
   return split.badQuote === 'unclosed'
     ? new ImportError('bad_quote', `Line ${line}: a quoted cell is never closed (its closing quote is missing).`, line)
     : new ImportError('bad_quote', `Line ${line}: a quoted cell has text after its closing quote (a quote inside a quoted cell must be doubled: "").`, line);

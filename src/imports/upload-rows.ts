@@ -11,12 +11,14 @@
  */
 import { ItemRenderer } from '../domain/item-renderer.js';
 import { KIND_SPECS, type Kind } from '../domain/kinds.js';
-import { BatchRenderer, type RecordInput, type RenderedBatch } from '../snapshots/write-records.js';
+import { BatchRenderer, type RenderedBatch } from '../snapshots/write-records.js';
+import { cellText } from './cell-bytes.js';
 import { resolveMapping, type MappingOverride } from './column-mapping.js';
 import type { TextEncoding } from './decode-text.js';
 import { ImportError } from './import-error.js';
 import { extractFields, Warnings, type ImportWarning } from './normalise.js';
 import { openCsv, type CsvFile } from './read-csv.js';
+import { WINDOWS_1252_UTF8 } from './windows-1252.js';
 
 /** Rows handed on at a time: enough to amortise a store write. */
 const BATCH_ROWS = 500;
@@ -86,18 +88,24 @@ export async function openUploadRows(source: AsyncIterable<Uint8Array>, options:
       await iterator?.return?.();
     },
     async *batches() {
-      const rows = csv.batches()[Symbol.asyncIterator]();
+      const rows = csv.recordBatches()[Symbol.asyncIterator]();
       iterator = rows;
+      // The mapped columns' text, for the highlighted fields; the other cells are rendered from their bytes.
+      const mapped = mapping.columnIndexByField.filter((at) => at !== -1);
+      const fieldCells: string[] = new Array<string>(csv.columns.length).fill('');
       for (let next = await rows.next(); !next.done; next = await rows.next()) {
-        const input: RecordInput[] = next.value.map((row) => {
-          const fields = extractFields(spec, mapping, row.cells, row.line, warnings);
+        for (const { line, record } of next.value) {
+          const raw = Array.isArray(record) ? null : record;
+          const cells = raw === null ? (record as string[]) : fieldCells;
+          if (raw !== null) for (const at of mapped) fieldCells[at] = cellText(raw, at);
+          const fields = extractFields(spec, mapping, cells, line, warnings);
           if (fields[0] === null) {
-            throw new ImportError('empty_id', `Line ${row.line} has an empty id_erp (column "${idColumn}"): every row needs one.`, row.line);
+            throw new ImportError('empty_id', `Line ${line} has an empty id_erp (column "${idColumn}"): every row needs one.`, line);
           }
-          return { fields, cells: row.cells, line: row.line };
-        });
-        rowsRead += input.length;
-        renderer.add(input);
+          if (raw === null) renderer.add([{ fields, cells, line }]);
+          else renderer.addRaw(fields, line, raw.src, raw.bounds, raw.at, raw.encoding === 'windows-1252' ? WINDOWS_1252_UTF8 : null);
+          rowsRead++;
+        }
         if (renderer.count >= BATCH_ROWS) yield batch();
       }
       if (renderer.count > 0) yield batch();

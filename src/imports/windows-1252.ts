@@ -7,6 +7,13 @@
  */
 import iconv from 'iconv-lite';
 
+/** Buffer's own decoders, without `toString`'s argument handling: called for every mapped cell of every row. */
+interface NativeSlices {
+  latin1Slice(start: number, end: number): string;
+  utf8Slice(start: number, end: number): string;
+}
+export const native = (bytes: Buffer) => bytes as unknown as NativeSlices;
+
 /** The bytes Windows-1252 gives no character. */
 export const UNDEFINED_BYTES: readonly number[] = [0x81, 0x8d, 0x8f, 0x90, 0x9d];
 
@@ -34,6 +41,22 @@ const WINDOWS_1252_HIGH = ((): Map<string, string> => {
  */
 const VISITED = /[\x80-\x9f]|[\xc2-\xf4][\x80-\xbf]/g;
 
+/**
+ * Bytes 0x80–0xFF as UTF-8, for rendering Windows-1252 cells straight from
+ * their bytes (ItemRenderer.writeRaw): byte b's entry is at 4 × (b − 0x80),
+ * its length first (2 or 3), then its bytes.
+ */
+export const WINDOWS_1252_UTF8 = ((): Uint8Array => {
+  const table = new Uint8Array(128 * 4);
+  for (let byte = 0x80; byte <= 0xff; byte++) {
+    const char = WINDOWS_1252_HIGH.get(String.fromCharCode(byte)) ?? String.fromCharCode(byte);
+    const utf8 = Buffer.from(char, 'utf8');
+    table[4 * (byte - 0x80)] = utf8.length;
+    table.set(utf8, 4 * (byte - 0x80) + 1);
+  }
+  return table;
+})();
+
 export interface Windows1252Text {
   /** The text: an undefined byte is kept as the C1 control of the same number, as WHATWG decodes it. */
   text: string;
@@ -48,20 +71,34 @@ export interface Windows1252Text {
  * decodeWindows1252(Buffer.of(0x80, 0xd1, 0x81)) // { text: '€Ñ\u0081', undefinedAt: 2, utf8At: -1 }
  */
 export function decodeWindows1252(bytes: Buffer): Windows1252Text {
+  return { text: decodeWindows1252Text(bytes, 0, bytes.length), ...scanWindows1252(bytes) };
+}
+
+/** The facts of `decodeWindows1252` without the text: what the decoder checks before letting bytes through. */
+export function scanWindows1252(bytes: Buffer): Omit<Windows1252Text, 'text'> {
   let undefinedAt = -1;
   let utf8At = -1;
-  const high = (char: string, offset: number): string => {
-    const mapped = WINDOWS_1252_HIGH.get(char);
-    if (mapped !== undefined) return mapped;
-    if (char.charCodeAt(0) <= 0x9f && undefinedAt === -1) undefinedAt = offset;
-    return char;
-  };
-  const text = bytes.toString('latin1').replace(VISITED, (match: string, offset: number) => {
-    if (match.length === 1) return high(match, offset);
-    if (utf8At === -1 && utf8SequenceLength(bytes, offset) > 0) utf8At = offset;
-    return match[0] + high(match[1] as string, offset + 1);
-  });
-  return { text, undefinedAt, utf8At };
+  const text = bytes.toString('latin1');
+  VISITED.lastIndex = 0;
+  for (let match = VISITED.exec(text); match !== null; match = VISITED.exec(text)) {
+    const offset = match.index;
+    const high = match[0].length === 1 ? offset : offset + 1;
+    if (undefinedAt === -1 && UNDEFINED.has(bytes[high] as number)) undefinedAt = high;
+    if (match[0].length === 2 && utf8At === -1 && utf8SequenceLength(bytes, offset) > 0) utf8At = offset;
+    if (undefinedAt !== -1 && utf8At !== -1) break;
+  }
+  return { undefinedAt, utf8At };
+}
+
+const UNDEFINED = new Set(UNDEFINED_BYTES);
+/** Only these need more than Latin-1 decoding. */
+const C1 = /[\x80-\x9f]/;
+const C1_ALL = /[\x80-\x9f]/g;
+
+/** `bytes[start .. end)` as Windows-1252 text (an undefined byte is kept as the C1 control of the same number). */
+export function decodeWindows1252Text(bytes: Buffer, start: number, end: number): string {
+  const text = native(bytes).latin1Slice(start, end);
+  return C1.test(text) ? text.replace(C1_ALL, (char) => WINDOWS_1252_HIGH.get(char) ?? char) : text;
 }
 
 /**

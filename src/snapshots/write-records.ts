@@ -69,6 +69,14 @@ export class BatchRenderer {
     }
   }
 
+  /** Renders one row whose cells are bytes of the file (see ItemRenderer.writeRaw). */
+  addRaw(fields: readonly FieldValue[], line: number, src: Uint8Array, bounds: Int32Array, first: number, high: Uint8Array | null): void {
+    this.renderer.writeRaw(fields, src, bounds, first, high);
+    this.ends.push(this.renderer.length);
+    this.lines.push(line);
+    this.ids.push(String(fields[0]));
+  }
+
   /** The rows rendered since the last `take`, as one batch. */
   take(): RenderedBatch {
     const batch = { bytes: this.renderer.take(), ends: Uint32Array.from(this.ends), ids: this.ids, lines: Uint32Array.from(this.lines) };
