@@ -141,6 +141,7 @@ async function main() {
       'retention-days': { type: 'string' },
       spread: { type: 'boolean' },
       'no-pack': { type: 'boolean' },
+      'no-deploy-env': { type: 'boolean' },
       // The tenants benchmark's (read by tenants-bench.ts).
       scale: { type: 'string' },
       warmup: { type: 'string' },
