@@ -419,9 +419,11 @@ export interface Store extends EventStore {
    * `copyImport` give the same bytes either way. Null when there is none left.
    * Processes packing at once never pack one upload twice (PostgreSQL: the
    * one that locks its import's row packs it; SQLite: the first to commit).
+   * Only imports that ended before `endedBefore` (ms since the epoch; all
+   * ended ones when left out) are looked at.
    *
    * @example
    * for (let r = await store.packUpload(0); r; r = await store.packUpload(r.importId)) {}
    */
-  packUpload(afterId: number): Promise<PackedUpload | null>;
+  packUpload(afterId: number, endedBefore?: number): Promise<PackedUpload | null>;
 }

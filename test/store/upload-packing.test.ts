@@ -70,6 +70,18 @@ for (const factory of await storeFactories()) {
     const upload = async (companyId: number, kind: Kind, bytes: Buffer) =>
       (await store.createImport({ companyId, kind, filename: `${kind}.csv`, source: 'test' }, pieces(bytes), bytes.length)).id;
 
+    test('an upload is left plain until its import ended before the time asked for (the worker waits PACK_AFTER_MS)', async () => {
+      const company = await store.createCompany('recent', 'Recent S.L.');
+      const id = await upload(company.id, 'clientes', customersCsv(50));
+      assert.equal((await store.claimImport('test-worker'))!.id, id);
+      await store.failImport(id, 'failed on purpose', null);
+      const endedAt = (await store.importById(id))!.finishedAt!.getTime();
+      assert.equal(await store.packUpload(0, endedAt), null, 'ended at that very time: not yet');
+      assert.equal(await isPacked(id), false);
+      const packed = await store.packUpload(0, endedAt + 1);
+      assert.deepEqual([packed?.importId, packed?.packed], [id, true]);
+    });
+
     test('an ended import\'s upload is packed, smaller, and read back the same; queued and running ones are not; a second pass packs nothing', async () => {
       const company = await store.createCompany('packed', 'Packed S.L.');
       // Several 1 MiB blobs, packed in 4 MiB pieces: more than one packed blob.
@@ -176,6 +188,7 @@ for (const factory of await storeFactories()) {
           snapshotRetentionMs: 60_000,
           pollMs: 20,
           packUploads: true,
+          packUploadsAfterMs: 0,
           events: { packed: (u) => packedByWorker.push(u.importId) },
         });
         packer.start();

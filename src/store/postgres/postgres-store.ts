@@ -304,8 +304,8 @@ export class PostgresStore extends PostgresAccounts implements Store {
     return uploads.sweepUploads(this.db, endedBefore);
   }
 
-  packUpload(afterId: number) {
-    return uploads.packUpload(this.db, afterId);
+  packUpload(afterId: number, endedBefore?: number) {
+    return uploads.packUpload(this.db, afterId, endedBefore);
   }
 
   sweepSnapshots(supersededBefore: number) {

@@ -59,15 +59,15 @@ export async function copyImportFile(c: Conn, from: number, to: number): Promise
   await c.run('UPDATE imports SET file_encoding = $1 WHERE id = $2', [encoding, to]);
 }
 
-export async function packUpload(db: Db, afterId: number): Promise<PackedUpload | null> {
+export async function packUpload(db: Db, afterId: number, endedBefore = Number.MAX_SAFE_INTEGER): Promise<PackedUpload | null> {
   // Unbounded: reading and writing a large upload's blobs may outlast the statement timeout.
   return db.tx(
     async (c) => {
       const row = await c.one<{ id: number }>(
         `SELECT id FROM imports
-         WHERE status IN ${ENDED} AND file_removed_at IS NULL AND file_encoding IS NULL AND id > $1
+         WHERE status IN ${ENDED} AND file_removed_at IS NULL AND file_encoding IS NULL AND finished_at < $2 AND id > $1
          ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`,
-        [afterId],
+        [afterId, endedBefore],
       );
       if (!row) return null;
       const id = row.id;

@@ -314,8 +314,8 @@ export class SqliteStore extends SqliteAccounts implements Store {
     return uploads.sweepUploads(this.db, endedBefore);
   }
 
-  async packUpload(afterId: number) {
-    return uploads.packUpload(this.db, afterId);
+  async packUpload(afterId: number, endedBefore?: number) {
+    return uploads.packUpload(this.db, afterId, endedBefore);
   }
 
   async sweepSnapshots(supersededBefore: number) {

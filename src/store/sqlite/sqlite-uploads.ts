@@ -51,9 +51,11 @@ export function copyImportFile(db: Database, from: number, to: number): void {
   db.prepare('UPDATE imports SET file_encoding = ? WHERE id = ?').run(encoding, to);
 }
 
-export async function packUpload(db: Database, afterId: number): Promise<PackedUpload | null> {
+export async function packUpload(db: Database, afterId: number, endedBefore = Number.MAX_SAFE_INTEGER): Promise<PackedUpload | null> {
   const unpacked = `status IN ${ENDED} AND file_removed_at IS NULL AND file_encoding IS NULL`;
-  const id = db.prepare(`SELECT id FROM imports WHERE ${unpacked} AND id > ? ORDER BY id LIMIT 1`).pluck().get(afterId) as number | undefined;
+  const id = db.prepare(`SELECT id FROM imports WHERE ${unpacked} AND finished_at < ? AND id > ? ORDER BY id LIMIT 1`).pluck().get(endedBefore, afterId) as
+    | number
+    | undefined;
   if (id === undefined) return null;
   const plain = db.prepare('SELECT bytes FROM import_blobs WHERE import_id = ? AND seq = ?').pluck();
   const blobs: Buffer[] = [];
