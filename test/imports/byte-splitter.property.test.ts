@@ -9,6 +9,7 @@
  * broken record and kind of problem), and for every record the same JSON
  * bytes as rendering its decoded cells.
  */
+import { firstQuoteProblem } from '../helpers/split-problems.js';
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import fc from 'fast-check';
@@ -44,16 +45,7 @@ function splitBytes(bytes: Buffer, cuts: number[], delimiter: string, newline: '
 
 /** Rows (as text), spans and the first quote problem, up to the first broken record (the import stops there). */
 function summary(splits: (Split | ByteSplit)[]) {
-  let offset = 0;
-  let badQuoteRow = -1;
-  let badQuote = null;
-  for (const s of splits) {
-    if (s.badQuoteRow !== -1 && badQuoteRow === -1) {
-      badQuoteRow = offset + s.badQuoteRow;
-      badQuote = s.badQuote;
-    }
-    offset += s.rows.length;
-  }
+  const { badQuoteRow, badQuote } = firstQuoteProblem(splits);
   const rows = splits.flatMap((s) => s.rows.map((r) => recordCells(r)));
   const spans = splits.flatMap((s) => s.spans);
   if (badQuoteRow === -1) return { rows, spans, badQuoteRow, badQuote };

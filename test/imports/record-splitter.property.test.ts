@@ -6,6 +6,7 @@
  * same rows, the same line spans, the same first broken record and the same
  * kind of problem.
  */
+import { firstQuoteProblem } from '../helpers/split-problems.js';
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import fc from 'fast-check';
@@ -28,16 +29,7 @@ function splitInPieces(text: string, cuts: number[], delimiter: string, newline:
 
 /** Rows, spans and the first quote problem, wherever the text was cut. */
 function summary(splits: Split[]) {
-  let offset = 0;
-  let badQuoteRow = -1;
-  let badQuote = null;
-  for (const s of splits) {
-    if (s.badQuoteRow !== -1 && badQuoteRow === -1) {
-      badQuoteRow = offset + s.badQuoteRow;
-      badQuote = s.badQuote;
-    }
-    offset += s.rows.length;
-  }
+  const { badQuoteRow, badQuote } = firstQuoteProblem(splits);
   return { rows: splits.flatMap((s) => s.rows), spans: splits.flatMap((s) => s.spans), badQuoteRow, badQuote };
 }
 
