@@ -5,140 +5,80 @@
  * can only stop being asked for). The functions that cut pages out of chunks
  * are snapshot-reader.ts's.
  */
-import type { Chunk, ChunkSegment, RecordRef, RecordRow, SnapshotMeta, Store, ThinChunk } from '../../store/store.js';
+import type { Chunk, ChunkSegment, RecordRef, SnapshotMeta, Store, ThinChunk } from '../../store/store.js';
 import { ChunkBuilder, itemBodies } from '../../store/chunk-builder.js';
-import { RecordIndex } from '../../store/record-index.js';
+import type { RecordIndex } from '../../store/record-index.js';
 import { decodeIndex, type SnapshotIndex } from '../../store/snapshot-index.js';
 import type { ChunkSource } from '../../snapshots/chunk-source.js';
-import { chunkIndexOf, timeAt } from './snapshot-reader.js';
-import { metaSize, sizeOf, type Cached } from './cache-sizes.js';
-
-/** Records read per query when a snapshot's RecordIndex is loaded (a turn of the event loop between two). */
-const RECORD_PAGE = 4096;
-/** Snapshots whose lookups are counted at once (see `noteMiss`); a bound, not a tuning. */
-const MAX_COUNTED_SNAPSHOTS = 4096;
+import { timeAt } from './snapshot-reader.js';
+import { metaSize, type Cached } from './cache-sizes.js';
+import { ClockCache } from './clock-cache.js';
+import { chunkKey, DetailReads } from './detail-reads.js';
 
 /**
- * A byte-budgeted LRU of chunks and of their gzip segments over a Store, with
- * concurrent misses coalesced. Both share one budget (CHUNK_CACHE_MB): a
- * snapshot's segments are about a ninth of its chunks, and a client
- * downloading with gzip needs only the segments.
- *
- * Details look records up here too. Until a snapshot has had enough lookups
- * to pay for it, each is one indexed read of the store (which keeps a few
- * positions of its own, store/live-cache.ts); after `count / 32` of them (at
- * least 16), its RecordIndex (every id's position and hash, ~50 bytes a
- * record) is read once, in pages, in the background, and kept in the same
- * LRU and budget as the chunks: from then on a detail's record, and a 304,
- * cost no read at all, whichever ids are asked for.
+ * A byte-budgeted cache (clock-cache.ts) of chunks and of their gzip segments
+ * over a Store, with concurrent misses coalesced. Both share one budget
+ * (CHUNK_CACHE_MB): a snapshot's segments are about a ninth of its chunks,
+ * and a client downloading with gzip needs only the segments. Details look
+ * records and items up through detail-reads.ts, in the same budget.
  */
 export class CachedChunkSource implements ChunkSource {
   private readonly metas = new Map<number, SnapshotMeta>();
   /** Chunks under `id:no`, segments under `id:no:z`, thin chunks under `id:no:t`, indexes under `id:ix:name`, record indexes under `id:rx`. */
-  private readonly lru = new Map<string, Slot>();
-  /** Lookups that missed the RecordIndex, per snapshot, since its last load. */
-  private readonly misses = new Map<number, number>();
-  private readonly loadingRecords = new Map<number, Promise<RecordIndex | null>>();
-  /** Snapshots whose RecordIndex is larger than the whole budget: never loaded. */
-  private readonly tooLarge = new Set<number>();
+  private readonly cache: ClockCache;
+  private readonly details: DetailReads;
   private readonly loadingThin = new Map<string, Promise<ThinChunk[]>>();
   private readonly loadingIndex = new Map<string, Promise<SnapshotIndex | null>>();
   /** Snapshots written before indexes existed, indexed in memory once (see `legacy`). */
   private readonly legacyBuilds = new Map<number, Promise<Legacy>>();
   private readonly loading = new Map<string, Promise<Chunk[]>>();
   private readonly loadingSegments = new Map<string, Promise<ChunkSegment[]>>();
-  /** Chunks a detail has missed once (read as the item alone): the next detail that misses one reads it whole. */
-  private readonly touched = new Set<string>();
-  /** Bytes of the LRU's entries, and of the metas (kept apart, counted in the same budget). */
-  private bytes = 0;
+  /** Bytes of the metas (kept apart, counted in the same budget). */
   private metaBytes = 0;
-  /** What `stats()` reports (GET /metrics, metrics.ts). */
-  private readonly counts = { hits: 0, misses: 0, metaHits: 0, metaMisses: 0 };
+  /** Metas found in memory and read from the store (`stats()`); entries are counted by the cache. */
+  private readonly metaCounts = { metaHits: 0, metaMisses: 0 };
 
   constructor(
     private readonly store: Store,
     private readonly budgetBytes: number,
     /** Lookups after which a snapshot's RecordIndex is loaded: max(minMisses, count / 32). Tests set 0. */
-    private readonly recordIndexMinMisses = 16,
-  ) {}
+    recordIndexMinMisses = 16,
+  ) {
+    this.cache = new ClockCache(budgetBytes);
+    this.details = new DetailReads(
+      store,
+      this.cache,
+      {
+        chunkNow: (meta, no) => this.chunksNow(meta, no, no)?.[0],
+        chunk: async (meta, no) => (await this.chunks(meta, no, no))[0],
+      },
+      recordIndexMinMisses,
+    );
+  }
 
-  /**
-   * A record of a published snapshot when it can be had without waiting: from
-   * its RecordIndex, else from the store when it can answer at once
-   * (`Store.cachedRecord`); null when the snapshot has no such id, undefined
-   * when only a read that waits can tell.
-   */
+  /** See DetailReads.cachedRecord: a record without waiting, null when there is none, undefined when only a read can tell. */
   cachedRecord(meta: SnapshotMeta, idErp: string): RecordRef | null | undefined {
-    const index = this.hit<RecordIndex>(recordIndexKey(meta.id));
-    if (index) return refOf(meta, index, idErp);
-    const found = this.store.cachedRecord(meta.id, idErp);
-    if (found !== undefined) this.noteMiss(meta);
-    return found;
+    return this.details.cachedRecord(meta, idErp);
   }
 
   /** A record of a published snapshot, or null when it has no such id. */
-  async record(meta: SnapshotMeta, idErp: string): Promise<RecordRef | null> {
-    const index = this.hit<RecordIndex>(recordIndexKey(meta.id));
-    if (index) return refOf(meta, index, idErp);
-    this.noteMiss(meta);
-    return this.store.findRecord(meta.id, idErp);
+  record(meta: SnapshotMeta, idErp: string): Promise<RecordRef | null> {
+    return this.details.record(meta, idErp);
   }
 
   /** The snapshot's RecordIndex, read now if it is not in memory (tests and tools; details use `record`). */
-  async recordIndex(meta: SnapshotMeta): Promise<RecordIndex | null> {
-    return this.hit<RecordIndex>(recordIndexKey(meta.id)) ?? this.loadRecordIndex(meta);
+  recordIndex(meta: SnapshotMeta): Promise<RecordIndex | null> {
+    return this.details.recordIndex(meta);
   }
 
   /** Whether the snapshot's RecordIndex is in memory now (does not count as a use). */
   holdsRecordIndex(meta: SnapshotMeta): boolean {
-    return this.lru.has(recordIndexKey(meta.id));
+    return this.details.holdsRecordIndex(meta);
   }
 
-  /** Bytes held (the LRU's entries and the snapshot metas), at most the budget. */
+  /** Bytes held (the cache's entries and the snapshot metas), at most the budget. */
   get cachedBytes(): number {
-    return this.bytes + this.metaBytes;
-  }
-
-  /** Counts a lookup the RecordIndex could not answer, and starts loading it once they are enough. */
-  private noteMiss(meta: SnapshotMeta) {
-    if (this.tooLarge.has(meta.id) || this.loadingRecords.has(meta.id)) return;
-    const n = (this.misses.get(meta.id) ?? 0) + 1;
-    if (n < Math.max(this.recordIndexMinMisses, meta.count >>> 5)) {
-      if (this.misses.size >= MAX_COUNTED_SNAPSHOTS && !this.misses.has(meta.id)) this.misses.clear();
-      this.misses.set(meta.id, n);
-      return;
-    }
-    this.misses.delete(meta.id);
-    void this.loadRecordIndex(meta);
-  }
-
-  /** Reads every record of the snapshot, a page at a time, into a RecordIndex kept in the LRU (once, however many ask). */
-  private loadRecordIndex(meta: SnapshotMeta): Promise<RecordIndex | null> {
-    let p = this.loadingRecords.get(meta.id);
-    if (!p) {
-      p = (async () => {
-        const rows: RecordRow[] = [];
-        for (let after: string | null = null; ; ) {
-          const page = await this.store.readRecordPage(meta.id, after, RECORD_PAGE);
-          for (const r of page) rows.push(r);
-          if (page.length < RECORD_PAGE) break;
-          after = page[page.length - 1]!.idErp;
-          // SQLite answers synchronously: let requests in between pages.
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-        // A swept snapshot has no records left: nothing to keep.
-        if (rows.length !== meta.count) return null;
-        const index = RecordIndex.build(rows);
-        if (index.byteLength > this.budgetBytes) {
-          if (this.tooLarge.size >= MAX_COUNTED_SNAPSHOTS) this.tooLarge.clear();
-          this.tooLarge.add(meta.id);
-        } else this.remember(recordIndexKey(meta.id), index);
-        return index;
-      })();
-      p.finally(() => this.loadingRecords.delete(meta.id)).catch(() => {});
-      this.loadingRecords.set(meta.id, p);
-    }
-    return p;
+    return this.cache.bytes;
   }
 
   /**
@@ -147,16 +87,16 @@ export class CachedChunkSource implements ChunkSource {
    * that misses on the synchronous path and is then read counts once as a miss.
    */
   stats(): ChunkCacheStats {
-    return { ...this.counts, bytes: this.cachedBytes, budgetBytes: this.budgetBytes, entries: this.lru.size };
+    return { ...this.cache.counts, ...this.metaCounts, bytes: this.cachedBytes, budgetBytes: this.budgetBytes, entries: this.cache.size };
   }
 
   async meta(snapshotId: number): Promise<SnapshotMeta | null> {
     const hit = this.cachedMeta(snapshotId);
     if (hit) {
-      this.counts.metaHits++;
+      this.metaCounts.metaHits++;
       return hit;
     }
-    this.counts.metaMisses++;
+    this.metaCounts.metaMisses++;
     const meta = await this.store.snapshotMeta(snapshotId);
     // Cached only once published: a staged snapshot's meta still lacks its publication time.
     if (meta && meta.publishedAt !== null) {
@@ -181,7 +121,7 @@ export class CachedChunkSource implements ChunkSource {
       this.metas.delete(oldId);
       this.metaBytes -= metaSize(old);
     }
-    this.evictOverBudget();
+    this.cache.setOutsideBytes(this.metaBytes);
   }
 
   cachedMeta(snapshotId: number): SnapshotMeta | undefined {
@@ -208,54 +148,18 @@ export class CachedChunkSource implements ChunkSource {
     if (!this.store.readChunksNow) return undefined;
     const read = this.store.readChunksNow(meta.id, from, to);
     if (read.length !== to - from + 1) return undefined;
-    this.counts.misses += read.length;
+    this.cache.counts.misses += read.length;
     for (const c of read) this.remember(chunkKey(meta.id, c.chunkNo), c);
     return read;
   }
 
-  /**
-   * A detail's item. A chunk not in memory is not read whole for one item the
-   * first time: the store sends only the item's bytes (~4 KB where the chunk
-   * is 64 KiB), and the chunk is read and kept the second time one of its
-   * items misses. So details spread over more chunks than the budget holds
-   * (a cold process, a large company, CHUNK_CACHE_MB small) read what they
-   * send, and the chunks asked for again still end up in memory.
-   */
+  /** The item at `pos` without waiting, when it can be had so (DetailReads.cachedItem). */
   cachedItem(meta: SnapshotMeta, pos: number): Buffer | undefined {
-    const no = chunkIndexOf(meta.chunkStarts, pos);
-    const chunk = this.hit<Chunk>(chunkKey(meta.id, no));
-    if (chunk) return itemOf(chunk, pos);
-    if (!this.store.readItemNow) return undefined;
-    if (this.admit(meta.id, no)) {
-      const read = this.chunksNow(meta, no, no);
-      return read && itemOf(read[0]!, pos);
-    }
-    this.counts.misses++;
-    return this.store.readItemNow(meta.id, no, pos - meta.chunkStarts[no]!) ?? undefined;
+    return this.details.cachedItem(meta, pos);
   }
 
-  async item(meta: SnapshotMeta, pos: number): Promise<Buffer> {
-    const no = chunkIndexOf(meta.chunkStarts, pos);
-    const chunk = this.hit<Chunk>(chunkKey(meta.id, no));
-    if (chunk) return itemOf(chunk, pos);
-    if (!this.admit(meta.id, no)) {
-      this.counts.misses++;
-      const item = await this.store.readItem(meta.id, no, pos - meta.chunkStarts[no]!);
-      if (item) return item;
-    }
-    const [read] = await this.chunks(meta, no, no);
-    if (!read) throw new Error(`snapshot ${meta.id} has no chunk ${no}`);
-    return itemOf(read, pos);
-  }
-
-  /** Whether a detail's miss on chunk `no` should read the whole chunk: the second such miss does. */
-  private admit(snapshotId: number, no: number): boolean {
-    const key = chunkKey(snapshotId, no);
-    if (this.touched.delete(key)) return true;
-    // A bound, not a tuning: forgetting every first touch only delays the chunks' admission.
-    if (this.touched.size >= MAX_TOUCHED) this.touched.clear();
-    this.touched.add(key);
-    return false;
+  item(meta: SnapshotMeta, pos: number): Promise<Buffer> {
+    return this.details.item(meta, pos);
   }
 
   async chunks(meta: SnapshotMeta, from: number, to: number): Promise<Chunk[]> {
@@ -331,7 +235,7 @@ export class CachedChunkSource implements ChunkSource {
     if (hit) return hit;
     let p = this.loadingIndex.get(key);
     if (!p) {
-      this.counts.misses++;
+      this.cache.counts.misses++;
       p = this.store.readIndex(meta.id, name).then((blob) => {
         const ix = blob && decodeIndex(blob);
         if (ix) this.remember(key, ix);
@@ -377,18 +281,8 @@ export class CachedChunkSource implements ChunkSource {
     return p;
   }
 
-  /**
-   * The cached entry under `key`, marked as used. Eviction is CLOCK (second
-   * chance) over the Map's insertion order rather than strict LRU: a hit only
-   * sets a flag, where moving the entry to the end cost a Map delete and set
-   * on every detail (5% of a warm detail's time).
-   */
   private hit<T extends Cached>(key: string): T | undefined {
-    const slot = this.lru.get(key);
-    if (!slot) return undefined;
-    this.counts.hits++;
-    slot.used = true;
-    return slot.entry as T;
+    return this.cache.hit<T>(key);
   }
 
   /** Reads `from..to` of a snapshot once, however many ask meanwhile, and remembers each entry read under `keyOf`. */
@@ -404,7 +298,7 @@ export class CachedChunkSource implements ChunkSource {
     let p = pending.get(key);
     if (!p) {
       p = read().then((entries) => {
-        this.counts.misses += entries.length;
+        this.cache.counts.misses += entries.length;
         for (const e of entries) this.remember(keyOf(e), e);
         return entries;
       });
@@ -415,28 +309,8 @@ export class CachedChunkSource implements ChunkSource {
   }
 
   private remember(key: string, entry: Cached) {
-    if (sizeOf(entry) > this.budgetBytes || this.lru.has(key)) return;
-    this.lru.set(key, { entry, used: false });
-    this.bytes += sizeOf(entry);
-    this.evictOverBudget();
+    this.cache.remember(key, entry);
   }
-
-  /**
-   * Entries out, oldest first, until the LRU and the metas fit the budget; one
-   * used since it was last passed over goes to the end instead, unmarked (a
-   * pass marks none, so the loop ends).
-   */
-  private evictOverBudget() {
-    while (this.bytes + this.metaBytes > this.budgetBytes && this.lru.size > 0) {
-      const [oldKey, old] = this.lru.entries().next().value!;
-      this.lru.delete(oldKey);
-      if (old.used) {
-        old.used = false;
-        this.lru.set(oldKey, old);
-      } else this.bytes -= sizeOf(old.entry);
-    }
-  }
-
 }
 
 /** The chunk cache's counters since the process started, and what it holds now. */
@@ -450,36 +324,11 @@ export interface ChunkCacheStats {
   entries: number;
 }
 
-/** An entry of the LRU, and whether it was used since eviction last passed over it. */
-interface Slot {
-  entry: Cached;
-  used: boolean;
-}
-
-/** Chunks remembered as missed once by a detail (about 40 bytes each). */
-const MAX_TOUCHED = 65_536;
-
-/** The bytes of the item at `pos` in `chunk`, which holds it. */
-function itemOf(chunk: Chunk, pos: number): Buffer {
-  const k = pos - chunk.firstPos;
-  return chunk.bytes.subarray(chunk.offsets[k]!, chunk.offsets[k + 1]! - 1);
-}
-
 /** Snapshot metas kept at most (a few hundred bytes each, more for a large snapshot's chunk starts). */
 const MAX_METAS = 4096;
 
-const chunkKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}`;
 const segmentKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}:z`;
 const thinKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}:t`;
-const recordIndexKey = (snapshotId: number) => `${snapshotId}:rx`;
-
-/** The record `idErp` of the snapshot, from its index; its time is the timeline's at its position (list order is by time). */
-function refOf(meta: SnapshotMeta, index: RecordIndex, idErp: string): RecordRef | null {
-  const k = index.find(idErp);
-  if (k < 0) return null;
-  const pos = index.position(k);
-  return { pos, hash: index.hash(k), actualizadoAt: timeAt(meta, pos) };
-}
 
 interface Legacy {
   thin: ThinChunk[];
