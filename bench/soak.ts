@@ -89,6 +89,8 @@ export interface MemorySample {
   rssFileShmem: number;
   /** The server's child processes (the import process, new for each import), apart: they come and go. */
   childrenRss: number;
+  /** What the read caches hold (the sum of mirador_read_cache_bytes): bounded by CHUNK_CACHE_MB, inside "external" and the heap. */
+  readCaches: number;
 }
 
 function get(url: string): Promise<string> {
@@ -140,6 +142,7 @@ export async function sampleMemory(base: string, pid: number, at: number): Promi
     rssAnon: kb('RssAnon'),
     rssFileShmem: kb('RssFile') + kb('RssShmem'),
     childrenRss: childrenRssBytes(pid),
+    readCaches: [...metrics.matchAll(/^mirador_read_cache_bytes\{[^}]*\} (\S+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0),
   };
 }
 
@@ -149,12 +152,12 @@ export function memoryTable(samples: readonly MemorySample[], warmedAt: number):
   const lines = [
     '  server memory (MB; heap and external are the main thread\'s, from /metrics; "other anon" = anon RSS − heap total − external:',
     '  SQLite\'s caches, malloc\'s free and fragmented memory, threads\' heaps; "import proc" = RSS of the server\'s child, apart)',
-    `  ${'time'.padStart(6)}${'RSS'.padStart(9)}${'heap used'.padStart(11)}${'heap total'.padStart(11)}${'external'.padStart(9)}${'other anon'.padStart(11)}${'file+shm'.padStart(9)}${'import proc'.padStart(12)}`,
+    `  ${'time'.padStart(6)}${'RSS'.padStart(9)}${'heap used'.padStart(11)}${'heap total'.padStart(11)}${'external'.padStart(9)}${'other anon'.padStart(11)}${'file+shm'.padStart(9)}${'import proc'.padStart(12)}${'read caches'.padStart(12)}`,
   ];
   for (const s of samples) {
     const other = s.rssAnon - s.heapTotal - s.external;
     const mark = s.at >= warmedAt && samples.find((x) => x.at >= warmedAt) === s ? '  ← warm-up over' : '';
-    lines.push(`  ${clock(s.at)}${mb(s.rss)}${mb(s.heapUsed).padStart(11)}${mb(s.heapTotal).padStart(11)}${mb(s.external)}${mb(other).padStart(11)}${mb(s.rssFileShmem)}${mb(s.childrenRss).padStart(12)}${mark}`);
+    lines.push(`  ${clock(s.at)}${mb(s.rss)}${mb(s.heapUsed).padStart(11)}${mb(s.heapTotal).padStart(11)}${mb(s.external)}${mb(other).padStart(11)}${mb(s.rssFileShmem)}${mb(s.childrenRss).padStart(12)}${mb(s.readCaches).padStart(12)}${mark}`);
   }
   return lines;
 }
