@@ -127,6 +127,7 @@ export function storeSuite(factory: StoreFactory) {
       const found = (await store.credentialByPrefix(read.prefix))!;
       assert.deepEqual(found, a);
       assert.ok(Buffer.from(found.secretHash).equals(read.secretHash));
+      assertOwnMemory(found.secretHash, 'a secret hash'); // kept by the credentials cache
       assert.equal(await store.credentialByPrefix('zzzzzzzz'), null);
       assert.deepEqual((await store.listCredentials(companyId, 'read')).map((c) => c.prefix), [read.prefix]);
       assert.deepEqual((await store.listCredentials(companyId, 'upload')).map((c) => c.prefix), [upload.prefix]);
@@ -204,6 +205,8 @@ export function storeSuite(factory: StoreFactory) {
       const a = (await store.findRecord(s2.snapshotId, 'A'))!;
       assert.deepEqual({ pos: a.pos, at: a.actualizadoAt }, { pos: 0, at: T1 });
       assert.ok(Buffer.from(a.hash).equals(staged('A', '1').hash));
+      // Kept by the live record cache: a hash cut out of a shared buffer would keep all of it alive.
+      assertOwnMemory(a.hash, 'a record hash');
       assert.equal(await store.findRecord(s2.snapshotId, 'C'), null);
       assert.equal((await store.findRecord(s1.snapshotId, 'C'))!.actualizadoAt, T1, 'the superseded snapshot stays readable');
       // The same content again changes nothing, and keeps every time.
@@ -619,4 +622,9 @@ export function storeSuite(factory: StoreFactory) {
       assert.deepEqual(await store.readSegments(old.snapshotId, 0, 0), [], 'segments of a swept snapshot would never be removed');
     });
   });
+}
+
+/** A Buffer read from the store that holds only its own bytes, not a slice of Node's 8 KiB pool or of a larger result. */
+function assertOwnMemory(b: Uint8Array, what: string) {
+  assert.equal(b.buffer.byteLength, b.length, `${what} of ${b.length} bytes keeps ${b.buffer.byteLength} bytes alive`);
 }
