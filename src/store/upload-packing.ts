@@ -122,9 +122,14 @@ export async function* readUpload(blobs: UploadBlobs): AsyncGenerator<Buffer> {
   let encoding = await blobs.encoding();
   let given = 0;
   if (encoding === null) {
+    // One blob read ahead: the next one's round trip to the store overlaps the
+    // work on this one (72 sequential reads of 1 MiB were ~0.5 s of waiting on
+    // PostgreSQL for the 100,000-customer file).
+    let next = ahead(blobs.plain(0));
     for (let seq = 0; ; seq++) {
-      const plain = await blobs.plain(seq);
+      const plain = await next;
       if (plain) {
+        next = ahead(blobs.plain(seq + 1));
         given += plain.length;
         yield plain;
         continue;
@@ -149,4 +154,10 @@ export async function* readUpload(blobs: UploadBlobs): AsyncGenerator<Buffer> {
     yield skip > 0 ? plain.subarray(skip) : plain;
     skip = 0;
   }
+}
+
+/** `read`, marked as handled: a read ahead that the consumer never takes (it stopped early) must not fail the process. */
+function ahead<T>(read: Promise<T>): Promise<T> {
+  read.catch(() => {});
+  return read;
 }
