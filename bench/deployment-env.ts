@@ -20,3 +20,8 @@ export function deploymentEnv(file = UNIT_FILE): Record<string, string> {
   }
   return env;
 }
+
+/** The allocator a running process uses: jemalloc when the unit's LD_PRELOAD found it, else glibc's malloc. */
+export function allocatorOf(pid: number): 'jemalloc' | 'glibc malloc' {
+  return readFileSync(`/proc/${pid}/maps`, 'utf8').includes('libjemalloc') ? 'jemalloc' : 'glibc malloc';
+}

@@ -21,7 +21,7 @@ import { freePorts, HaproxyProcess, selfSignedCertificate } from '../test/helper
 import { freshDatabase } from './databases.js';
 import { OUT_DIR } from './bench-context.js';
 import { MIRADOR } from './processes.js';
-import { deploymentEnv } from './deployment-env.js';
+import { allocatorOf, deploymentEnv } from './deployment-env.js';
 import { rssVerdict } from './rss-verdict.js';
 import { arg, customersCsv, memoryTable, sampleMemory, waitReady, type MemorySample } from './soak.js';
 
@@ -75,6 +75,7 @@ export async function soakCluster(): Promise<void> {
       instances.push(spawn(process.execPath, [MIRADOR, 'serve', '--port', String(port)], { env, stdio: ['ignore', 'inherit', 'inherit'] }));
     }
     for (const port of ports.slice(0, 3)) await waitReady(`http://127.0.0.1:${port}/readyz`);
+    const allocators = instances.map((c) => allocatorOf(c.pid!));
     const { pemFile, cert } = selfSignedCertificate(dir);
     proxy = await HaproxyProcess.start({ dir, port: ports[3]!, pemFile, servers: ports.slice(0, 3).map((p) => `127.0.0.1:${p}`) });
     for (const name of ['s1', 's2', 's3']) await proxy.waitFor(name, (s) => s.status === 'UP', 'UP');
@@ -175,6 +176,7 @@ export async function soakCluster(): Promise<void> {
     console.log(`  statuses          ${[...statuses].sort().map(([s, c]) => `${s}: ${c}`).join(', ')}`);
     console.log(`  errors            ${unexpected}  (the 400s and 401s above are the deliberate bad parameters and keys)`);
     console.log(`  latency           p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms (through TLS and the proxy)`);
+    console.log(`  allocator         ${instances.map((c, i) => `instance ${i + 1}: ${allocators[i]}`).join(', ')}`);
     if (unavailable.instance + unavailable.proxy > 0) {
       console.log(`  503s              ${unavailable.instance} from the instances (store unavailable: their log says why), ${unavailable.proxy} from HAProxy (no instance UP)`);
     }

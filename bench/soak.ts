@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { generateCredential } from '../src/domain/api-keys.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { rssVerdict } from './rss-verdict.js';
-import { deploymentEnv } from './deployment-env.js';
+import { allocatorOf, deploymentEnv } from './deployment-env.js';
 
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 
@@ -193,6 +193,7 @@ export async function soak(): Promise<void> {
   const server = spawn('taskset', ['-c', '0', process.execPath, MAIN, 'serve', '--port', String(port)], { env, stdio: ['ignore', 'inherit', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
   await waitReady(`${base}/readyz`);
+  const allocator = allocatorOf(server.pid!);
   // taskset execs node in place, so the child's pid is the server's.
   const serverPid = server.pid!;
 
@@ -280,6 +281,7 @@ export async function soak(): Promise<void> {
   const growth = verdict.growthPct;
   console.log(`soak: ${minutes} min, ${concurrency} concurrent, ${records} customers, ${imports} imports during the run, CHUNK_CACHE_MB=${cacheMb}`);
   console.log(`  requests served   ${served}`);
+  console.log(`  allocator         ${allocator}`);
   console.log(`  statuses          ${[...statuses].sort().map(([s, c]) => `${s}: ${c}`).join(', ')}`);
   console.log(`  errors (not 429)  ${unexpected}  (4xx above are the deliberate bad keys and parameters)`);
   console.log(`  latency           p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms`);
