@@ -1,6 +1,7 @@
 /**
- * What CachedChunkSource's entries cost in memory, counted against its share
- * of CHUNK_CACHE_MB (read-cache-budget.ts).
+ * CachedChunkSource's entries: the keys they are kept under, and what they
+ * cost in memory, counted against its share of CHUNK_CACHE_MB
+ * (read-cache-budget.ts).
  */
 import type { Chunk, ChunkSegment, SnapshotMeta, ThinChunk } from '../../store/store.js';
 import { RecordIndex } from '../../store/record-index.js';
@@ -27,3 +28,13 @@ export function metaSize(meta: SnapshotMeta): number {
   return 300 + meta.chunkStarts.byteLength + meta.timeline.length * 50 + columns;
 }
 
+/** A snapshot's chunk. */
+export const chunkKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}`;
+/** A chunk's gzip segment. */
+export const segmentKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}:z`;
+/** A chunk's thin chunk (items without `data`). */
+export const thinKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}:t`;
+/** A filter index (`eq:estado`, `q`, …) of a snapshot. */
+export const indexKey = (snapshotId: number, name: string) => `${snapshotId}:ix:${name}`;
+/** A snapshot's RecordIndex. */
+export const recordIndexKey = (snapshotId: number) => `${snapshotId}:rx`;

@@ -11,9 +11,9 @@ import type { RecordIndex } from '../../store/record-index.js';
 import { decodeIndex, type SnapshotIndex } from '../../store/snapshot-index.js';
 import type { ChunkSource } from '../../snapshots/chunk-source.js';
 import { timeAt } from './snapshot-reader.js';
-import { metaSize, type Cached } from './cache-sizes.js';
+import { chunkKey, indexKey, metaSize, segmentKey, thinKey } from './cache-sizes.js';
 import { ClockCache } from './clock-cache.js';
-import { chunkKey, DetailReads } from './detail-reads.js';
+import { DetailReads } from './detail-reads.js';
 
 /**
  * A byte-budgeted cache (clock-cache.ts) of chunks and of their gzip segments
@@ -24,7 +24,7 @@ import { chunkKey, DetailReads } from './detail-reads.js';
  */
 export class CachedChunkSource implements ChunkSource {
   private readonly metas = new Map<number, SnapshotMeta>();
-  /** Chunks under `id:no`, segments under `id:no:z`, thin chunks under `id:no:t`, indexes under `id:ix:name`, record indexes under `id:rx`. */
+  /** Every entry, under its key (cache-sizes.ts). */
   private readonly cache: ClockCache;
   private readonly details: DetailReads;
   private readonly loadingThin = new Map<string, Promise<ThinChunk[]>>();
@@ -137,7 +137,7 @@ export class CachedChunkSource implements ChunkSource {
   cachedChunks(meta: SnapshotMeta, from: number, to: number): Chunk[] | undefined {
     const out: Chunk[] = [];
     for (let i = from; i <= to; i++) {
-      const hit = this.hit<Chunk>(chunkKey(meta.id, i));
+      const hit = this.cache.hit<Chunk>(chunkKey(meta.id, i));
       if (!hit) return this.chunksNow(meta, from, to);
       out.push(hit);
     }
@@ -149,7 +149,7 @@ export class CachedChunkSource implements ChunkSource {
     const read = this.store.readChunksNow(meta.id, from, to);
     if (read.length !== to - from + 1) return undefined;
     this.cache.counts.misses += read.length;
-    for (const c of read) this.remember(chunkKey(meta.id, c.chunkNo), c);
+    for (const c of read) this.cache.remember(chunkKey(meta.id, c.chunkNo), c);
     return read;
   }
 
@@ -166,7 +166,7 @@ export class CachedChunkSource implements ChunkSource {
     const out: Chunk[] = [];
     let missFrom = -1;
     for (let i = from; i <= to; i++) {
-      const hit = this.hit<Chunk>(chunkKey(meta.id, i));
+      const hit = this.cache.hit<Chunk>(chunkKey(meta.id, i));
       if (!hit && missFrom < 0) missFrom = i;
       out.push(hit as Chunk);
     }
@@ -183,7 +183,7 @@ export class CachedChunkSource implements ChunkSource {
     let missFrom = -1;
     let missTo = -1;
     for (let i = from; i <= to; i++) {
-      const hit = this.hit<ChunkSegment>(segmentKey(meta.id, i));
+      const hit = this.cache.hit<ChunkSegment>(segmentKey(meta.id, i));
       if (!hit) {
         if (missFrom < 0) missFrom = i;
         missTo = i;
@@ -204,7 +204,7 @@ export class CachedChunkSource implements ChunkSource {
     if (!meta.indexed) return undefined;
     const out: ThinChunk[] = [];
     for (let i = from; i <= to; i++) {
-      const hit = this.hit<ThinChunk>(thinKey(meta.id, i));
+      const hit = this.cache.hit<ThinChunk>(thinKey(meta.id, i));
       if (!hit) return undefined;
       out.push(hit);
     }
@@ -216,7 +216,7 @@ export class CachedChunkSource implements ChunkSource {
     const out: ThinChunk[] = [];
     let missFrom = -1;
     for (let i = from; i <= to; i++) {
-      const hit = this.hit<ThinChunk>(thinKey(meta.id, i));
+      const hit = this.cache.hit<ThinChunk>(thinKey(meta.id, i));
       if (!hit && missFrom < 0) missFrom = i;
       out.push(hit as ThinChunk);
     }
@@ -230,15 +230,15 @@ export class CachedChunkSource implements ChunkSource {
 
   async index(meta: SnapshotMeta, name: string): Promise<SnapshotIndex | null> {
     if (!meta.indexed) return (await this.legacy(meta)).indexes.get(name) ?? null;
-    const key = `${meta.id}:ix:${name}`;
-    const hit = this.hit<SnapshotIndex>(key);
+    const key = indexKey(meta.id, name);
+    const hit = this.cache.hit<SnapshotIndex>(key);
     if (hit) return hit;
     let p = this.loadingIndex.get(key);
     if (!p) {
       this.cache.counts.misses++;
       p = this.store.readIndex(meta.id, name).then((blob) => {
         const ix = blob && decodeIndex(blob);
-        if (ix) this.remember(key, ix);
+        if (ix) this.cache.remember(key, ix);
         return ix;
       });
       p.finally(() => this.loadingIndex.delete(key)).catch(() => {});
@@ -281,10 +281,6 @@ export class CachedChunkSource implements ChunkSource {
     return p;
   }
 
-  private hit<T extends Cached>(key: string): T | undefined {
-    return this.cache.hit<T>(key);
-  }
-
   /** Reads `from..to` of a snapshot once, however many ask meanwhile, and remembers each entry read under `keyOf`. */
   private coalesced<T extends Chunk | ChunkSegment | ThinChunk>(
     pending: Map<string, Promise<T[]>>,
@@ -299,17 +295,13 @@ export class CachedChunkSource implements ChunkSource {
     if (!p) {
       p = read().then((entries) => {
         this.cache.counts.misses += entries.length;
-        for (const e of entries) this.remember(keyOf(e), e);
+        for (const e of entries) this.cache.remember(keyOf(e), e);
         return entries;
       });
       p.finally(() => pending.delete(key)).catch(() => {});
       pending.set(key, p);
     }
     return p;
-  }
-
-  private remember(key: string, entry: Cached) {
-    this.cache.remember(key, entry);
   }
 }
 
@@ -327,8 +319,6 @@ export interface ChunkCacheStats {
 /** Snapshot metas kept at most (a few hundred bytes each, more for a large snapshot's chunk starts). */
 const MAX_METAS = 4096;
 
-const segmentKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}:z`;
-const thinKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}:t`;
 
 interface Legacy {
   thin: ThinChunk[];

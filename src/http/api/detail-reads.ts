@@ -9,6 +9,7 @@ import type { Chunk, RecordRef, RecordRow, SnapshotMeta, Store } from '../../sto
 import { RecordIndex } from '../../store/record-index.js';
 import { chunkIndexOf, timeAt } from './snapshot-reader.js';
 import type { ClockCache } from './clock-cache.js';
+import { chunkKey, recordIndexKey } from './cache-sizes.js';
 
 /** Records read per query when a snapshot's RecordIndex is loaded (a turn of the event loop between two). */
 const RECORD_PAGE = 4096;
@@ -170,9 +171,6 @@ export class DetailReads {
   }
 }
 
-/** The cache's key of a snapshot's chunk (CachedChunkSource keeps chunks under it). */
-export const chunkKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}`;
-const recordIndexKey = (snapshotId: number) => `${snapshotId}:rx`;
 
 /** The bytes of the item at `pos` in `chunk`, which holds it. */
 function itemOf(chunk: Chunk, pos: number): Buffer {
