@@ -58,11 +58,15 @@ export class LiveCache {
     return hit;
   }
 
-  /** Only records that exist are kept: ids that do not are unbounded, and a 404 is cheap enough. */
+  /**
+   * Only records that exist are kept: ids that do not are unbounded, and a 404 is cheap enough.
+   * Kept as given: the stores read hashes into memory of their own (the store contract checks it),
+   * so a kept hash holds no larger buffer alive.
+   */
   rememberRecord(snapshotId: number, idErp: string, record: RecordRef): void {
     if (idErp.length > MAX_CACHED_ID_LENGTH || this.maxRecords === 0) return;
     if (this.records.size >= this.maxRecords) this.records.delete(this.records.keys().next().value!);
-    this.records.set(recordKey(snapshotId, idErp), ownHash(record));
+    this.records.set(recordKey(snapshotId, idErp), record);
   }
 
   /** How much is kept (tests look at it). */
@@ -74,16 +78,3 @@ export class LiveCache {
 const liveKey = (companyId: number, kind: Kind) => `${companyId}:${kind}`;
 // id_erp values are arbitrary text; the snapshot id before the first colon keeps keys distinct.
 const recordKey = (snapshotId: number, idErp: string) => `${snapshotId}:${idErp}`;
-
-/**
- * The record with a hash that holds no more memory than its bytes: a hash cut
- * out of a larger buffer (Node's 8 KiB pool, a query's result) would keep
- * all of it alive for as long as the record is cached.
- */
-function ownHash(record: RecordRef): RecordRef {
-  const { hash } = record;
-  if (hash.byteOffset === 0 && hash.buffer.byteLength === hash.length) return record;
-  const own = Buffer.allocUnsafeSlow(hash.length);
-  hash.copy(own);
-  return { ...record, hash: own };
-}

@@ -46,18 +46,3 @@ test('record positions: per snapshot, least recently used evicted first, long id
   cache.forgetLive();
   assert.equal(cache.record(1, '2:A')?.pos, 9);
 });
-
-test('a kept record holds its hash in memory of its own, not the larger buffer it was cut from', () => {
-  const cache = new LiveCache();
-  // Small Buffers made by Buffer.from are cut out of Node's shared 8 KiB pool.
-  const pooled = Buffer.from('ab'.repeat(16), 'hex');
-  assert.ok(pooled.buffer.byteLength > pooled.length, 'the test needs a pooled buffer');
-  cache.rememberRecord(1, 'A', { pos: 3, hash: pooled, actualizadoAt: 7 });
-  const kept = cache.record(1, 'A')!;
-  assert.equal(kept.hash.buffer.byteLength, 16);
-  assert.deepEqual(kept, { pos: 3, hash: Buffer.from('ab'.repeat(16), 'hex'), actualizadoAt: 7 });
-  // One that owns its memory already is kept as it is.
-  const own = Buffer.alloc(16, 1);
-  cache.rememberRecord(1, 'B', { pos: 4, hash: own, actualizadoAt: 8 });
-  assert.equal(cache.record(1, 'B')!.hash, own);
-});
