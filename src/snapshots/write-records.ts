@@ -63,15 +63,18 @@ export class BatchRenderer {
   add(rows: readonly RecordInput[]): void {
     for (const r of rows) {
       this.renderer.write(r.fields, r.cells);
-      this.ends.push(this.renderer.length);
-      this.lines.push(r.line);
-      this.ids.push(String(r.fields[0]));
+      this.rendered(r.fields, r.line);
     }
   }
 
   /** Renders one row whose cells are bytes of the file (see ItemRenderer.writeRaw). */
   addRaw(fields: readonly FieldValue[], line: number, src: Uint8Array, bounds: Int32Array, first: number, high: Uint8Array | null): void {
     this.renderer.writeRaw(fields, src, bounds, first, high);
+    this.rendered(fields, line);
+  }
+
+  /** Notes the row the renderer has just written: where its body ends, its line and its id. */
+  private rendered(fields: readonly FieldValue[], line: number): void {
     this.ends.push(this.renderer.length);
     this.lines.push(line);
     this.ids.push(String(fields[0]));
