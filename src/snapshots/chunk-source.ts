@@ -23,6 +23,14 @@ export interface ChunkSource {
   cachedItem?(meta: SnapshotMeta, pos: number): Buffer | undefined;
   /** The bytes of the item at `pos` (a detail); a source that leaves this out is read through `chunks`. */
   item?(meta: SnapshotMeta, pos: number): Promise<Buffer>;
+  /** Whether chunk `no` is in memory now (not counted as a use); with `items`, or not at all. */
+  holdsChunk?(meta: SnapshotMeta, no: number): boolean;
+  /**
+   * The items at `positions` (of chunks not in memory), in that order: a
+   * filtered page reads the few items it sends of a chunk rather than the
+   * chunk. A source that leaves this out is read through `chunks`.
+   */
+  items?(meta: SnapshotMeta, positions: readonly number[]): Promise<Buffer[]>;
   /**
    * The gzip segments of chunks `from..to`, by index from `from`; undefined
    * where a chunk has none. A source without segments (the sandbox) leaves

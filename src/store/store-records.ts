@@ -205,6 +205,12 @@ export interface SnapshotRef {
   supersededAt: number | null;
 }
 
+/** An item of a snapshot by its chunk and its index in it (its position minus the chunk's first). */
+export interface ItemRef {
+  chunkNo: number;
+  index: number;
+}
+
 /**
  * A chunk of consecutive items: `bytes` holds them as UTF-8 JSON joined by
  * commas; item k (0-based within the chunk) is

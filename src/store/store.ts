@@ -38,6 +38,7 @@ import type {
   Tombstone,
   SnapshotRef,
   Chunk,
+  ItemRef,
   ThinChunk,
   ChunkSegment,
   RecordRef,
@@ -337,6 +338,13 @@ export interface Store extends EventStore {
   readItem(snapshotId: number, chunkNo: number, index: number): Promise<Buffer | null>;
   /** `readItem` answered at once, where the driver reads synchronously (as `readChunksNow`). */
   readItemNow?(snapshotId: number, chunkNo: number, index: number): Buffer | null;
+  /**
+   * `readItem` for several items at once, in one round trip: a filtered page
+   * whose matches are scattered over chunks not in memory reads the items it
+   * sends, not their chunks. The answer is in the order of `items`, null
+   * where there is no such chunk or item.
+   */
+  readItems(snapshotId: number, items: readonly ItemRef[]): Promise<(Buffer | null)[]>;
   findRecord(snapshotId: number, idErp: string): Promise<RecordRef | null>;
   /**
    * Up to `limit` records of a snapshot in `id_erp` byte order, after

@@ -324,6 +324,16 @@ export function storeSuite(factory: StoreFactory) {
       }
       assert.equal(await store.readItem(s.snapshotId, 0, -1), null);
       assert.equal(await store.readItem(s.snapshotId, meta.chunkStarts.length, 0), null);
+      // Several items in one call (a filtered page's scattered matches), in the order asked for, absent ones null.
+      const refs = chunks.flatMap((c) => Array.from({ length: c.offsets.length - 1 }, (_, k) => ({ chunkNo: c.chunkNo, index: k }))).reverse();
+      const expected = refs.map((r) => {
+        const c = chunks[r.chunkNo]!;
+        return c.bytes.subarray(c.offsets[r.index]!, c.offsets[r.index + 1]! - 1);
+      });
+      assert.deepEqual(await store.readItems(s.snapshotId, refs), expected);
+      const odd = [refs[3]!, { chunkNo: 0, index: -1 }, { chunkNo: meta.chunkStarts.length, index: 0 }, { chunkNo: 1, index: 10_000 }, refs[3]!];
+      assert.deepEqual(await store.readItems(s.snapshotId, odd), [expected[3], null, null, null, expected[3]]);
+      assert.deepEqual(await store.readItems(s.snapshotId, []), []);
     });
 
     test('an empty snapshot has no chunks and counts every live record as deleted', async () => {

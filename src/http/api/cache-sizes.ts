@@ -7,10 +7,19 @@ import type { Chunk, ChunkSegment, SnapshotMeta, ThinChunk } from '../../store/s
 import { RecordIndex } from '../../store/record-index.js';
 import type { SnapshotIndex } from '../../store/snapshot-index.js';
 
-export type Cached = Chunk | ChunkSegment | ThinChunk | SnapshotIndex | RecordIndex;
+/** A Buffer is one item kept alone (`itemKey`): a filtered page's match whose chunk is not kept. */
+export type Cached = Chunk | ChunkSegment | ThinChunk | SnapshotIndex | RecordIndex | Buffer;
+
+/**
+ * What an item kept alone costs beside its bytes: its Buffer object, its key
+ * and the cache's slot (an estimate; the objects around a chunk or an index
+ * are small beside it, but not beside a 1 KB item).
+ */
+export const ITEM_OVERHEAD_BYTES = 200;
 
 /** An entry's bytes: its buffers and arrays (the objects around them are small beside a chunk or an index). */
 export function sizeOf(entry: Cached): number {
+  if (Buffer.isBuffer(entry)) return entry.length + ITEM_OVERHEAD_BYTES;
   if (entry instanceof RecordIndex) return entry.byteLength;
   if ('deflate' in entry) return entry.deflate.length;
   if ('byteLength' in entry) return entry.byteLength;
@@ -36,5 +45,7 @@ export const segmentKey = (snapshotId: number, chunkNo: number) => `${snapshotId
 export const thinKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:${chunkNo}:t`;
 /** A filter index (`eq:estado`, `q`, …) of a snapshot. */
 export const indexKey = (snapshotId: number, name: string) => `${snapshotId}:ix:${name}`;
+/** An item kept alone, by its position in the snapshot. */
+export const itemKey = (snapshotId: number, pos: number) => `${snapshotId}:${pos}:i`;
 /** A snapshot's RecordIndex. */
 export const recordIndexKey = (snapshotId: number) => `${snapshotId}:rx`;

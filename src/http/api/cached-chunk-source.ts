@@ -10,8 +10,8 @@ import { ChunkBuilder, itemBodies } from '../../store/chunk-builder.js';
 import type { RecordIndex } from '../../store/record-index.js';
 import { decodeIndex, type SnapshotIndex } from '../../store/snapshot-index.js';
 import type { ChunkSource } from '../../snapshots/chunk-source.js';
-import { timeAt } from './snapshot-reader.js';
-import { chunkKey, indexKey, metaSize, segmentKey, thinKey } from './cache-sizes.js';
+import { chunkIndexOf, timeAt } from './snapshot-reader.js';
+import { chunkKey, indexKey, itemKey, metaSize, segmentKey, thinKey } from './cache-sizes.js';
 import { ClockCache } from './clock-cache.js';
 import { DetailReads } from './detail-reads.js';
 
@@ -160,6 +160,42 @@ export class CachedChunkSource implements ChunkSource {
 
   item(meta: SnapshotMeta, pos: number): Promise<Buffer> {
     return this.details.item(meta, pos);
+  }
+
+  holdsChunk(meta: SnapshotMeta, no: number): boolean {
+    return this.cache.has(chunkKey(meta.id, no));
+  }
+
+  /**
+   * Items kept alone, or read together from the store (one round trip) and
+   * kept alone: ~1-2 KB each where their chunks are 64 KiB, so the matches of
+   * a filter scattered over a large company stay in memory when its chunks
+   * could not (CHUNK_CACHE_MB small against the data).
+   */
+  async items(meta: SnapshotMeta, positions: readonly number[]): Promise<Buffer[]> {
+    const out = new Array<Buffer>(positions.length);
+    let missing: number[] | null = null;
+    for (let i = 0; i < positions.length; i++) {
+      const hit = this.cache.hit<Buffer>(itemKey(meta.id, positions[i]!));
+      if (hit) out[i] = hit;
+      else (missing ??= []).push(i);
+    }
+    if (!missing) return out;
+    const refs = missing.map((i) => {
+      const pos = positions[i]!;
+      const no = chunkIndexOf(meta.chunkStarts, pos);
+      return { chunkNo: no, index: pos - meta.chunkStarts[no]! };
+    });
+    this.cache.counts.misses += missing.length;
+    const read = await this.store.readItems(meta.id, refs);
+    for (let j = 0; j < missing.length; j++) {
+      const pos = positions[missing[j]!]!;
+      const item = read[j];
+      if (!item) throw new Error(`snapshot ${meta.id} has no item at position ${pos}`);
+      out[missing[j]!] = item;
+      this.cache.remember(itemKey(meta.id, pos), item);
+    }
+    return out;
   }
 
   async chunks(meta: SnapshotMeta, from: number, to: number): Promise<Chunk[]> {

@@ -303,8 +303,9 @@ export async function renderEntries(
     }
     thin = missing;
   }
-  const [chunks, thinChunks] = await Promise.all([
-    loadRuns(full, (a, b) => source.cachedChunks(meta, a, b), (a, b) => source.chunks(meta, a, b)),
+  const wantsItem = (pos: number) => (isItem === null || isItem(pos)) && (fields === null || fields.data);
+  const [{ chunks, items }, thinChunks] = await Promise.all([
+    sorted ? loadItems(source, meta, full, entries, wantsItem) : { chunks: await loadChunks(source, meta, full), items: null },
     loadRuns(thin, (a, b) => source.cachedThinChunks(meta, a, b), (a, b) => source.thinChunks(meta, a, b)),
   ]);
   const f = KIND_SPECS[meta.kind].fields.length;
@@ -341,6 +342,13 @@ export async function renderEntries(
       projection = undefined;
     }
     const item = isItem === null || isItem(e);
+    if (item && fields === null && chunk === undefined) {
+      // A match read alone (loadItems).
+      closeRun();
+      const alone = items!.get(e)!;
+      out.entry(alone, 0, alone.length, false);
+      continue;
+    }
     if (item && (fields === null || projected)) {
       const src =
         fields === null ? chunk! : (projection ??= kept.get(c) ?? (projections ? projections.get(meta.id, maskKey, t!, f, runs) : project(t!, f, runs)));
@@ -367,10 +375,19 @@ export async function renderEntries(
       continue;
     }
     // Fields and data: the item's own bytes, cut where its thin item says its fields start.
-    const ck = e - chunk!.firstPos;
-    const end = chunk!.offsets[ck + 1]! - 1;
-    const base = chunk!.offsets[ck]! - bounds[b]!;
-    const cb = chunk!.bytes;
+    let cb: Buffer;
+    let base: number;
+    let end: number;
+    if (chunk) {
+      const ck = e - chunk.firstPos;
+      cb = chunk.bytes;
+      base = chunk.offsets[ck]! - bounds[b]!;
+      end = chunk.offsets[ck + 1]! - 1;
+    } else {
+      cb = items!.get(e)!;
+      base = -bounds[b]!;
+      end = cb.length;
+    }
     if (runs === null) out.copy(cb, base + bounds[b]!, end);
     else {
       for (let r = 0; r < runs.length; r += 2) out.copy(cb, base + bounds[b + runs[r]!]!, base + bounds[b + runs[r + 1]!]!);
@@ -380,6 +397,58 @@ export async function renderEntries(
   closeRun();
   return out.finish();
 }
+
+/** A page sends fewer than this share of a chunk's items: it reads them alone rather than the chunk (when not in memory). */
+const ALONE_BELOW = 1 / 4;
+
+/** The chunks of `runs` (`[from, to]` pairs), whole. */
+function loadChunks(source: ChunkSource, meta: SnapshotMeta, runs: number[]): Promise<Map<number, Chunk>> {
+  return loadRuns(runs, (a, b) => source.cachedChunks(meta, a, b), (a, b) => source.chunks(meta, a, b));
+}
+
+/**
+ * The whole items a page sends (`wants`), from the chunks of `runs`: chunks
+ * in memory, and chunks of which it sends a large share, whole; of any other
+ * chunk only the items it sends (ChunkSource.items), by position. A filter's
+ * matches scattered over a large company (a tenth of its notices, one or two
+ * in each chunk) would otherwise read, and push out of memory, a 64 KiB chunk
+ * for each 1-2 KB item. `entries` are in list order.
+ */
+async function loadItems(
+  source: ChunkSource,
+  meta: SnapshotMeta,
+  runs: number[],
+  entries: ArrayLike<PageEntry>,
+  wants: (pos: number) => boolean,
+): Promise<{ chunks: Map<number, Chunk>; items: Map<number, Buffer> | null }> {
+  if (!source.items || !source.holdsChunk || runs.length === 0) return { chunks: await loadChunks(source, meta, runs), items: null };
+  // Per chunk not in memory, the positions wanted of it; chunks in memory are HELD.
+  const wanted = new Map<number, number[]>();
+  const walk = new ChunkWalk(meta);
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!;
+    if (typeof e !== 'number' || !wants(e)) continue;
+    const c = walk.of(e);
+    let list = wanted.get(c);
+    if (list === undefined) wanted.set(c, (list = source.holdsChunk(meta, c) ? HELD : []));
+    if (list !== HELD) list.push(e);
+  }
+  const whole: number[] = [];
+  const alone: number[] = [];
+  const starts = meta.chunkStarts;
+  for (const [c, list] of wanted) {
+    const size = (starts[c + 1] ?? meta.count) - starts[c]!;
+    if (list === HELD || list.length >= size * ALONE_BELOW) addRun(whole, c);
+    else for (const pos of list) alone.push(pos);
+  }
+  const [chunks, read] = await Promise.all([loadChunks(source, meta, whole), alone.length > 0 ? source.items(meta, alone) : []]);
+  if (alone.length === 0) return { chunks, items: null };
+  const items = new Map<number, Buffer>();
+  for (let i = 0; i < alone.length; i++) items.set(alone[i]!, read[i]!);
+  return { chunks, items };
+}
+
+const HELD: number[] = [];
 
 /**
  * Reads the chunks of `runs` (`[from, to]` pairs): from memory when they are

@@ -8,7 +8,7 @@
  */
 import type { Kind } from '../../domain/kinds.js';
 import type { AuditEvent } from '../../domain/audit.js';
-import type { ChunkSegment, ImportJob, SnapshotSpec, StagedRecord, RecordRef, Store, StoreOptions } from '../store.js';
+import type { ChunkSegment, ImportJob, ItemRef, SnapshotSpec, StagedRecord, RecordRef, Store, StoreOptions } from '../store.js';
 import { LiveCache } from '../live-cache.js';
 import { Db } from './postgres-connection.js';
 import { LiveListener } from './postgres-live-listener.js';
@@ -165,6 +165,10 @@ export class PostgresStore extends PostgresAccounts implements Store {
 
   readItem(snapshotId: number, chunkNo: number, index: number) {
     return snapshots.readItem(this.db, snapshotId, chunkNo, index);
+  }
+
+  readItems(snapshotId: number, items: readonly ItemRef[]) {
+    return snapshots.readItems(this.db, snapshotId, items);
   }
 
   writeSegments(snapshotId: number, list: readonly ChunkSegment[]) {

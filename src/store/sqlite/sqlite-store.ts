@@ -7,7 +7,7 @@
 import type Database from 'better-sqlite3';
 import type { Kind } from '../../domain/kinds.js';
 import type { AuditEvent } from '../../domain/audit.js';
-import type { ChunkSegment, ImportJob, RecordRef, SnapshotSpec, StagedRecord, Store, StoreOptions } from '../store.js';
+import type { ChunkSegment, ImportJob, ItemRef, RecordRef, SnapshotSpec, StagedRecord, Store, StoreOptions } from '../store.js';
 import * as imports from './sqlite-imports.js';
 import * as uploads from './sqlite-uploads.js';
 import * as segments from './sqlite-segments.js';
@@ -187,6 +187,10 @@ export class SqliteStore extends SqliteAccounts implements Store {
 
   readItemNow(snapshotId: number, chunkNo: number, index: number) {
     return snapshots.readItem(this.db, snapshotId, chunkNo, index);
+  }
+
+  async readItems(snapshotId: number, items: readonly ItemRef[]) {
+    return items.map((i) => snapshots.readItem(this.db, snapshotId, i.chunkNo, i.index));
   }
 
   async readRecordPage(snapshotId: number, afterIdErp: string | null, limit: number) {
