@@ -310,6 +310,8 @@ export function storeSuite(factory: StoreFactory) {
       assert.equal(pos, 700);
       const unchanged = ids.filter((id) => !changedIds.has(id));
       assert.deepEqual(seen, [...unchanged, ...changedIds]);
+      // Kept by the read cache one by one: a chunk cut out of a larger result would keep its neighbours alive.
+      for (const c of chunks) assertOwnMemory(c.bytes, `chunk ${c.chunkNo}`);
       assert.deepEqual((await store.readChunks(s.snapshotId, 1, 2)).map((c) => c.chunkNo), [1, 2]);
       assert.deepEqual(await store.readChunks(s.snapshotId, meta.chunkStarts.length, meta.chunkStarts.length + 5), []);
       // One item without its chunk (a detail's miss), shared chunks of the first snapshot included: the very bytes.
@@ -330,7 +332,9 @@ export function storeSuite(factory: StoreFactory) {
         const c = chunks[r.chunkNo]!;
         return c.bytes.subarray(c.offsets[r.index]!, c.offsets[r.index + 1]! - 1);
       });
-      assert.deepEqual(await store.readItems(s.snapshotId, refs), expected);
+      const many = await store.readItems(s.snapshotId, refs);
+      assert.deepEqual(many, expected);
+      for (const item of many) assertOwnMemory(item!, 'an item read with others');
       const odd = [refs[3]!, { chunkNo: 0, index: -1 }, { chunkNo: meta.chunkStarts.length, index: 0 }, { chunkNo: 1, index: 10_000 }, refs[3]!];
       assert.deepEqual(await store.readItems(s.snapshotId, odd), [expected[3], null, null, null, expected[3]]);
       assert.deepEqual(await store.readItems(s.snapshotId, []), []);
@@ -610,6 +614,7 @@ export function storeSuite(factory: StoreFactory) {
       assert.deepEqual(await store.chunksWithoutSegments(s.snapshotId), [1, 3, 4]);
       assert.deepEqual(await store.readSegments(s.snapshotId, 0, 10), [segment(0, 'zero'), segment(2, 'two'), segment(5, 'five')]);
       assert.deepEqual(await store.readSegments(s.snapshotId, 1, 4), [segment(2, 'two')]);
+      for (const g of await store.readSegments(s.snapshotId, 0, 10)) assertOwnMemory(g.deflate, `segment ${g.chunkNo}`);
       assert.deepEqual(await store.readSegments(s.snapshotId, 3, 4), []);
       // Written again (an import process retried): replaced, never doubled.
       await store.writeSegments(s.snapshotId, [segment(2, 'TWO'), segment(3, 'three')]);

@@ -11,7 +11,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import copyStreams from 'pg-copy-streams';
-import { toStoreError, type Conn } from './postgres-connection.js';
+import { toStoreError, type Conn, type Db } from './postgres-connection.js';
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 
@@ -132,6 +132,40 @@ export async function copyOutRows(conn: Conn, query: string): Promise<(Buffer | 
     throw toStoreError(err);
   }
   return decodeCopyRows(Buffer.concat(parts));
+}
+
+/**
+ * Rows of a read-path query by binary COPY, on a connection of the pool's:
+ * node-pg reads a BYTEA as hex text and then decodes it, which for a 64 KiB
+ * chunk cost ~0.9 ms of the client's CPU and 1.6 ms in all; by COPY, 0.1 and
+ * 0.15 ms (measured on one machine, 2,000 reads of a 64 KiB value). COPY takes
+ * no parameters: callers write numbers with `sqlInt` and names they checked.
+ */
+export function copyOut(db: Db, query: string): Promise<CopyRow[]> {
+  return db.session((c) => copyOutRows(c, query));
+}
+
+export type CopyRow = (Buffer | null)[];
+
+/** `n` as SQL, refusing anything but a safe integer (COPY's query is text, not parameters). */
+export function sqlInt(n: number): string {
+  if (!Number.isSafeInteger(n)) throw new TypeError(`not an integer: ${n}`);
+  return String(n);
+}
+
+/** An int4 field of a binary COPY row. */
+export const int4 = (field: Buffer | null): number => field!.readInt32BE(0);
+/** An int8 field (below 2^53) of a binary COPY row. */
+export const int8 = (field: Buffer | null): number => Number(field!.readBigInt64BE(0));
+
+/**
+ * A field's bytes in memory of their own: a field is a view of the whole
+ * result, and a cached chunk must not keep its neighbours' bytes alive.
+ */
+export function ownBytes(field: Buffer | null): Buffer {
+  const out = Buffer.allocUnsafeSlow(field!.length);
+  field!.copy(out);
+  return out;
 }
 
 /** The rows of a complete binary COPY stream (header, tuples, trailer). */

@@ -5,7 +5,7 @@
  */
 import { SEGMENT_CLAIM_EXPIRES_MS, type ChunkSegment } from '../store.js';
 import type { Db } from './postgres-connection.js';
-import { copyIn, CopyEncoder } from './postgres-copy.js';
+import { copyIn, copyOut, CopyEncoder, int4, int8, ownBytes, sqlInt } from './postgres-copy.js';
 
 export async function writeSegments(db: Db, snapshotId: number, segments: readonly ChunkSegment[]): Promise<void> {
   if (segments.length === 0) return;
@@ -67,19 +67,19 @@ export async function releaseSegmentPass(db: Db, snapshotId: number): Promise<vo
 }
 
 export async function readSegments(db: Db, snapshotId: number, from: number, to: number): Promise<ChunkSegment[]> {
-  const rows = await db.rows<{ chunk_no: number; raw_length: number; context_length: number; crc32: number; deflate: Buffer }>(
+  // By COPY, not as hex text (postgres-copy.ts, copyOut).
+  const rows = await copyOut(
+    db,
     `SELECT m.chunk_no, g.raw_length, g.context_length, g.crc32, g.deflate FROM chunk_map m
      JOIN chunk_segments g ON g.snapshot_id = m.seg_snapshot AND g.chunk_no = m.seg_chunk
-     WHERE m.snapshot_id = $1 AND m.chunk_no BETWEEN $2 AND $3 ORDER BY m.chunk_no`,
-    [snapshotId, from, to],
-    'mirador_read_mapped_segments',
+     WHERE m.snapshot_id = ${sqlInt(snapshotId)} AND m.chunk_no BETWEEN ${sqlInt(from)} AND ${sqlInt(to)} ORDER BY m.chunk_no`,
   );
   return rows.map((r) => ({
-    chunkNo: r.chunk_no,
-    rawLength: r.raw_length,
-    contextLength: r.context_length,
-    crc32: r.crc32,
-    deflate: r.deflate,
+    chunkNo: int4(r[0]!),
+    rawLength: int4(r[1]!),
+    contextLength: int4(r[2]!),
+    crc32: int8(r[3]!),
+    deflate: ownBytes(r[4]!),
   }));
 }
 
