@@ -14,7 +14,7 @@ const CONNECT_TIMEOUT_MS = 2000;
 /** Server-side cap on one statement (request-path queries take milliseconds). */
 const STATEMENT_TIMEOUT_MS = 15_000;
 /** Client-side cap, for a server that stops answering without closing the socket. */
-const QUERY_TIMEOUT_MS = STATEMENT_TIMEOUT_MS + 5000;
+export const QUERY_TIMEOUT_MS = STATEMENT_TIMEOUT_MS + 5000;
 /** Connections per process: HTTP reads plus one or two for the import worker. */
 const POOL_MAX = 10;
 /** Idle connections are closed after this long. */
@@ -158,6 +158,18 @@ export class Db extends Queries {
 
   protected exec(config: QueryConfig): Promise<QueryResult> {
     return this.pool.query(config);
+  }
+
+  /**
+   * Runs a query object of node-pg's own (postgres-copy.ts's COPY reader) on
+   * a connection of the pool's, which is destroyed if it fails.
+   */
+  async submit<T>(query: { submit(connection: unknown): void; callback?: (err: Error | null, result?: T) => void }): Promise<T> {
+    try {
+      return (await this.pool.query(query as unknown as QueryConfig)) as unknown as T;
+    } catch (err) {
+      throw toStoreError(err);
+    }
   }
 
   /**

@@ -5,7 +5,8 @@
  */
 import { SEGMENT_CLAIM_EXPIRES_MS, type ChunkSegment } from '../store.js';
 import type { Db } from './postgres-connection.js';
-import { copyIn, copyOut, CopyEncoder, int4, int8, ownBytes, sqlInt } from './postgres-copy.js';
+import { copyIn, CopyEncoder } from './postgres-copy.js';
+import { copyOut, int4, int8, sqlInt } from './postgres-copy-out.js';
 
 export async function writeSegments(db: Db, snapshotId: number, segments: readonly ChunkSegment[]): Promise<void> {
   if (segments.length === 0) return;
@@ -67,7 +68,7 @@ export async function releaseSegmentPass(db: Db, snapshotId: number): Promise<vo
 }
 
 export async function readSegments(db: Db, snapshotId: number, from: number, to: number): Promise<ChunkSegment[]> {
-  // By COPY, not as hex text (postgres-copy.ts, copyOut).
+  // By COPY, not as hex text (postgres-copy-out.ts).
   const rows = await copyOut(
     db,
     `SELECT m.chunk_no, g.raw_length, g.context_length, g.crc32, g.deflate FROM chunk_map m
@@ -79,7 +80,7 @@ export async function readSegments(db: Db, snapshotId: number, from: number, to:
     rawLength: int4(r[1]!),
     contextLength: int4(r[2]!),
     crc32: int8(r[3]!),
-    deflate: ownBytes(r[4]!),
+    deflate: r[4]!,
   }));
 }
 

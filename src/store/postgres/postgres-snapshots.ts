@@ -20,7 +20,7 @@ import {
 import type { AuditEvent } from '../../domain/audit.js';
 import { insertAudit } from './postgres-audit.js';
 import type { Conn, Db } from './postgres-connection.js';
-import { copyOut, int4, ownBytes, sqlInt } from './postgres-copy.js';
+import { copyOut, int4, sqlInt } from './postgres-copy-out.js';
 import { recordImportEnd } from './postgres-events.js';
 import { SNAPSHOT_META_COLUMNS, toHashAlgorithm, toSnapshotMeta, type SnapshotRow } from '../row-mappers.js';
 
@@ -208,7 +208,7 @@ export async function readChunks(db: Db, snapshotId: number, from: number, to: n
      JOIN chunks c ON c.snapshot_id = m.src_snapshot AND c.chunk_no = m.src_chunk
      WHERE m.snapshot_id = ${sqlInt(snapshotId)} AND m.chunk_no BETWEEN ${sqlInt(from)} AND ${sqlInt(to)} ORDER BY m.chunk_no`,
   );
-  return rows.map((r) => ({ chunkNo: int4(r[0]!), firstPos: int4(r[1]!), offsets: decodeUint32s(r[2]!), bytes: ownBytes(r[3]!) }));
+  return rows.map((r) => ({ chunkNo: int4(r[0]!), firstPos: int4(r[1]!), offsets: decodeUint32s(r[2]!), bytes: r[3]! }));
 }
 
 /**
@@ -246,7 +246,7 @@ export async function readItems(db: Db, snapshotId: number, items: readonly Item
      JOIN chunks c ON c.snapshot_id = m.src_snapshot AND c.chunk_no = m.src_chunk`,
   );
   const out: (Buffer | null)[] = new Array<Buffer | null>(items.length).fill(null);
-  for (const r of rows) if (r[1]) out[int4(r[0]!) - 1] = ownBytes(r[1]);
+  for (const r of rows) if (r[1]) out[int4(r[0]!) - 1] = r[1];
   return out;
 }
 
@@ -267,7 +267,7 @@ export async function readThinChunks(db: Db, snapshotId: number, from: number, t
      JOIN thin_chunks t ON t.snapshot_id = m.src_snapshot AND t.chunk_no = m.src_chunk
      WHERE m.snapshot_id = ${sqlInt(snapshotId)} AND m.chunk_no BETWEEN ${sqlInt(from)} AND ${sqlInt(to)} ORDER BY m.chunk_no`,
   );
-  return rows.map((r) => ({ chunkNo: int4(r[0]!), firstPos: int4(r[1]!), bounds: decodeUint32s(r[2]!), bytes: ownBytes(r[3]!) }));
+  return rows.map((r) => ({ chunkNo: int4(r[0]!), firstPos: int4(r[1]!), bounds: decodeUint32s(r[2]!), bytes: r[3]! }));
 }
 
 /** Index names are the import's own (`eq:estado`, `q`, `range:fecha`); anything else is refused before it reaches SQL. */
@@ -276,7 +276,6 @@ const INDEX_NAME = /^[a-z_]+(:[a-z_]+)?$/;
 export async function readIndex(db: Db, snapshotId: number, name: string): Promise<Buffer | null> {
   if (!INDEX_NAME.test(name)) throw new TypeError(`not an index name: ${JSON.stringify(name)}`);
   const rows = await copyOut(db, `SELECT bytes FROM snapshot_indexes WHERE snapshot_id = ${sqlInt(snapshotId)} AND name = '${name}'`);
-  // The only field of the only row: the result is this index, a view of it keeps nothing else.
   return rows[0]?.[0] ?? null;
 }
 

@@ -11,7 +11,7 @@
  * an upload is packed waits for the transaction and then sees it packed.
  */
 import type { Conn, Db } from './postgres-connection.js';
-import { copyOutRows } from './postgres-copy.js';
+import { copyOutRows } from './postgres-copy-out.js';
 import { PACKED_ENCODING, packBlobs, readUpload, type PackedUpload } from '../upload-packing.js';
 
 const ENDED = "('succeeded', 'failed', 'rejected')";
