@@ -38,34 +38,25 @@ export class RecordIndex {
 
   /** An index of these records (any order; every hash of the same length). */
   static build(rows: readonly RecordRow[]): RecordIndex {
-    const n = rows.length;
-    const hashLength = rows[0]?.hash.length ?? 0;
-    const idStarts = new Uint32Array(n + 1);
-    const positions = new Uint32Array(n);
-    const hashes = Buffer.allocUnsafe(n * hashLength);
-    const parts: string[] = [];
-    let at = 0;
-    for (let k = 0; k < n; k++) {
-      const r = rows[k]!;
-      if (r.hash.length !== hashLength) throw new Error('record hashes of different lengths in one snapshot');
-      idStarts[k] = at;
-      at += r.idErp.length;
-      parts.push(r.idErp);
-      positions[k] = r.pos;
-      r.hash.copy(hashes, k * hashLength);
-    }
-    idStarts[n] = at;
+    const builder = new RecordIndexBuilder(rows.length);
+    builder.add(rows);
+    return builder.finish();
+  }
+
+  /** @internal RecordIndexBuilder's. */
+  static of(ids: string, idStarts: Uint32Array, positions: Uint32Array, hashes: Buffer, hashLength: number): RecordIndex {
+    const n = positions.length;
     // A power of two with at least a third of the slots free: short probes.
     let size = 8;
     while (size < n * 1.5) size *= 2;
     const slots = new Int32Array(size);
     const mask = size - 1;
     for (let k = 0; k < n; k++) {
-      let s = fnv1a(rows[k]!.idErp) & mask;
+      let s = fnv1a(ids, idStarts[k]!, idStarts[k + 1]!) & mask;
       while (slots[s] !== 0) s = (s + 1) & mask;
       slots[s] = k + 1;
     }
-    return new RecordIndex(parts.join(''), idStarts, positions, hashes, hashLength, slots);
+    return new RecordIndex(ids, idStarts, positions, hashes, hashLength, slots);
   }
 
   /** How many records. */
@@ -100,9 +91,70 @@ export class RecordIndex {
   }
 }
 
-/** FNV-1a over UTF-16 code units: the same for equal strings, which is all the table needs. */
-function fnv1a(s: string): number {
+/**
+ * Builds a RecordIndex from rows given a page at a time (Store.readRecordPage's),
+ * keeping of each page only its ids, joined, and its positions and hashes in
+ * the index's own arrays. The read path loads an index over several turns of
+ * the event loop: holding every row object until the end (100,000 of them,
+ * each with a Buffer of its own) got them promoted to V8's old generation, to
+ * die there when the next import replaced the snapshot.
+ */
+export class RecordIndexBuilder {
+  private readonly idStarts: Uint32Array;
+  private readonly positions: Uint32Array;
+  private hashes: Buffer | null = null;
+  private hashLength = 0;
+  private readonly parts: string[] = [];
+  private n = 0;
+  private at = 0;
+
+  /** `capacity`: how many records the index will have at most. */
+  constructor(readonly capacity: number) {
+    this.idStarts = new Uint32Array(capacity + 1);
+    this.positions = new Uint32Array(capacity);
+  }
+
+  /** Records added so far. */
+  get size(): number {
+    return this.n;
+  }
+
+  /** Adds `rows`; false, adding none, when they would pass the capacity. */
+  add(rows: readonly RecordRow[]): boolean {
+    if (this.n + rows.length > this.capacity) return false;
+    if (rows.length === 0) return true;
+    if (!this.hashes) {
+      this.hashLength = rows[0]!.hash.length;
+      // Memory of its own: kept in a cache, a slice of Node's shared pool would keep the whole slab alive.
+      this.hashes = Buffer.allocUnsafeSlow(this.capacity * this.hashLength);
+    }
+    const ids = new Array<string>(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i]!;
+      if (r.hash.length !== this.hashLength) throw new Error('record hashes of different lengths in one snapshot');
+      const k = this.n + i;
+      this.idStarts[k] = this.at;
+      this.at += r.idErp.length;
+      ids[i] = r.idErp;
+      this.positions[k] = r.pos;
+      r.hash.copy(this.hashes, k * this.hashLength);
+    }
+    this.parts.push(ids.join(''));
+    this.n += rows.length;
+    return true;
+  }
+
+  finish(): RecordIndex {
+    const n = this.n;
+    this.idStarts[n] = this.at;
+    const hashes = this.hashes ? this.hashes.subarray(0, n * this.hashLength) : Buffer.alloc(0);
+    return RecordIndex.of(this.parts.join(''), this.idStarts.subarray(0, n + 1), this.positions.subarray(0, n), hashes, this.hashLength);
+  }
+}
+
+/** FNV-1a over the UTF-16 code units of `s[from, to)`: the same for equal strings, which is all the table needs. */
+function fnv1a(s: string, from = 0, to = s.length): number {
   let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  for (let i = from; i < to; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
   return h >>> 0;
 }

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { CachedChunkSource } from '../../src/http/api/cached-chunk-source.js';
 import { replaceRecords } from '../../src/snapshots/write-records.js';
-import { RecordIndex, type RecordRow } from '../../src/store/record-index.js';
+import { RecordIndex, RecordIndexBuilder, type RecordRow } from '../../src/store/record-index.js';
 import type { SnapshotMeta, Store } from '../../src/store/store.js';
 import { customer, CUSTOMER_COLUMNS } from '../helpers/records.js';
 import { storeFactories } from '../helpers/stores.js';
@@ -35,6 +35,35 @@ test('RecordIndex finds every id, with its position and hash, and no other', () 
   assert.equal(RecordIndex.build([]).find('C1'), -1);
   // Compact: well under 100 bytes a record for ids like these.
   assert.ok(index.byteLength < ids.length * 100, `${index.byteLength} bytes`);
+});
+
+test('RecordIndexBuilder, a page at a time, makes the index build makes at once, and refuses rows past its capacity', () => {
+  const ids = Array.from({ length: 1000 }, (_, i) => (i % 5 === 0 ? `Ñ-${i}` : `C${i}`));
+  const rows: RecordRow[] = ids.map((idErp, pos) => ({ idErp, pos, hash: hashOf(idErp) }));
+  const builder = new RecordIndexBuilder(rows.length);
+  for (let from = 0; from < rows.length; from += 96) assert.equal(builder.add(rows.slice(from, from + 96)), true);
+  assert.equal(builder.add([]), true);
+  assert.equal(builder.size, rows.length);
+  assert.equal(builder.add(rows.slice(0, 1)), false, 'past the capacity');
+  const paged = builder.finish();
+  const whole = RecordIndex.build(rows);
+  assert.equal(paged.count, whole.count);
+  assert.equal(paged.byteLength, whole.byteLength);
+  for (const r of rows) {
+    const k = paged.find(r.idErp);
+    assert.equal(paged.position(k), r.pos);
+    assert.deepEqual(paged.hash(k), r.hash);
+  }
+  assert.equal(paged.find('C1000'), -1);
+  // Fewer rows than the capacity (a snapshot swept meanwhile): what came, and nothing else.
+  const short = new RecordIndexBuilder(10);
+  short.add(rows.slice(0, 3));
+  const three = short.finish();
+  assert.equal(three.count, 3);
+  assert.equal(three.find(rows[3]!.idErp), -1);
+  // Kept in a cache: the hashes of a small index do not hold a slab of Node's shared pool.
+  const hashes = three.hash(0);
+  assert.equal(hashes.buffer.byteLength, 10 * 16);
 });
 
 for (const factory of await storeFactories()) {

@@ -5,8 +5,8 @@
  * and passes its chunk reads in, so that whole chunks are read and kept one
  * way only.
  */
-import type { Chunk, RecordRef, RecordRow, SnapshotMeta, Store } from '../../store/store.js';
-import { RecordIndex } from '../../store/record-index.js';
+import type { Chunk, RecordRef, SnapshotMeta, Store } from '../../store/store.js';
+import { RecordIndexBuilder, type RecordIndex } from '../../store/record-index.js';
 import { chunkIndexOf, timeAt } from './snapshot-reader.js';
 import type { ClockCache } from './clock-cache.js';
 import { chunkKey, recordIndexKey } from './cache-sizes.js';
@@ -146,18 +146,19 @@ export class DetailReads {
     let p = this.loadingRecords.get(meta.id);
     if (!p) {
       p = (async () => {
-        const rows: RecordRow[] = [];
+        // Each page is taken in as it comes (RecordIndexBuilder): no row object outlives its turn.
+        const builder = new RecordIndexBuilder(meta.count);
         for (let after: string | null = null; ; ) {
           const page = await this.store.readRecordPage(meta.id, after, RECORD_PAGE);
-          for (const r of page) rows.push(r);
+          if (!builder.add(page)) return null;
           if (page.length < RECORD_PAGE) break;
           after = page[page.length - 1]!.idErp;
           // SQLite answers synchronously: let requests in between pages.
           await new Promise((resolve) => setImmediate(resolve));
         }
         // A swept snapshot has no records left: nothing to keep.
-        if (rows.length !== meta.count) return null;
-        const index = RecordIndex.build(rows);
+        if (builder.size !== meta.count) return null;
+        const index = builder.finish();
         if (index.byteLength > this.cache.budgetBytes) {
           if (this.tooLarge.size >= MAX_COUNTED_SNAPSHOTS) this.tooLarge.clear();
           this.tooLarge.add(meta.id);
