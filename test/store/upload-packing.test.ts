@@ -216,8 +216,9 @@ for (const factory of await storeFactories()) {
       try {
         const { client, company } = await signedIn(server, store, 'mapping');
         const file = Buffer.from('REF;NOMBRE_RARO;OTRA_COLUMNA\r\n1;a;b\r\n', 'latin1');
-        const id = await upload(company.id, 'clientes', file);
+        // Paused before the upload: the server's worker, polling, would otherwise claim it first.
         await server.pauseImports();
+        const id = await upload(company.id, 'clientes', file);
         assert.equal((await store.claimImport('test-worker'))!.id, id);
         await store.failImport(id, 'no id column', null);
         assert.equal((await packAll(store)).length, 1);
