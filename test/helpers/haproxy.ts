@@ -25,17 +25,27 @@ export function haproxySkip(): string | false {
   return message;
 }
 
-/** Ports nobody listens on right now (the kernel's pick, released at once). */
+/**
+ * Ports nobody listens on right now, below Linux's ephemeral range (32768 and
+ * up): an instance is restarted on its port, and a port the kernel had picked
+ * could meanwhile be taken as the source port of some outgoing connection
+ * (seen once in CI: EADDRINUSE on a restart).
+ */
 export async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise<ReturnType<typeof createServer>>((resolve) => {
-      const s = createServer();
-      s.listen(0, '127.0.0.1', () => resolve(s));
-    })),
-  );
-  const ports = servers.map((s) => (s.address() as { port: number }).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  const ports: number[] = [];
+  while (ports.length < n) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (!ports.includes(port) && (await canListen(port))) ports.push(port);
+  }
   return ports;
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
 }
 
 /** A self-signed certificate for localhost; returns the PEM HAProxy loads (chain + key) and the certificate. */
