@@ -9,7 +9,7 @@ import type { Chunk, RecordRef, SnapshotMeta, Store } from '../../store/store.js
 import { RecordIndexBuilder, type RecordIndex } from '../../store/record-index.js';
 import { chunkIndexOf, timeAt } from './snapshot-reader.js';
 import type { ClockCache } from './clock-cache.js';
-import { chunkKey, recordIndexKey } from './cache-sizes.js';
+import { chunkKey, itemKey, recordIndexKey } from './cache-sizes.js';
 
 /** Records read per query when a snapshot's RecordIndex is loaded (a turn of the event loop between two). */
 const RECORD_PAGE = 4096;
@@ -95,6 +95,9 @@ export class DetailReads {
     const no = chunkIndexOf(meta.chunkStarts, pos);
     const chunk = this.cache.hit<Chunk>(chunkKey(meta.id, no));
     if (chunk) return itemOf(chunk, pos);
+    // Kept alone by a filtered page (CachedChunkSource.items): the same bytes, no read.
+    const alone = this.cache.hit<Buffer>(itemKey(meta.id, pos));
+    if (alone) return alone;
     if (!this.store.readItemNow) return undefined;
     if (this.admit(meta.id, no)) {
       const read = this.chunks.chunkNow(meta, no);
@@ -108,6 +111,9 @@ export class DetailReads {
     const no = chunkIndexOf(meta.chunkStarts, pos);
     const chunk = this.cache.hit<Chunk>(chunkKey(meta.id, no));
     if (chunk) return itemOf(chunk, pos);
+    // Kept alone by a filtered page (CachedChunkSource.items): the same bytes, no read.
+    const alone = this.cache.hit<Buffer>(itemKey(meta.id, pos));
+    if (alone) return alone;
     if (!this.admit(meta.id, no)) {
       this.cache.counts.misses++;
       const item = await this.store.readItem(meta.id, no, pos - meta.chunkStarts[no]!);
