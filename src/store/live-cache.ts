@@ -11,6 +11,12 @@
  * pointers do change: each adapter calls `forgetLive` when it learns of a
  * publication (SQLite: `data_version` moved or this connection published;
  * PostgreSQL: a notification, or the listener reconnected).
+ *
+ * When a kind's live snapshot is learnt to have changed, the positions kept
+ * for the one before are dropped: only a `snapshot=` read asks for them
+ * again. Kept until evicted, they filled the cache with superseded
+ * snapshots' records, import after import (the soak, an import every 15 s:
+ * 6,000 more entries, ~2 MB of heap, every 2.5 minutes).
  */
 import type { Kind } from '../domain/kinds.js';
 import type { RecordRef } from './store.js';
@@ -22,6 +28,8 @@ const MAX_CACHED_ID_LENGTH = 128;
 
 export class LiveCache {
   private readonly live = new Map<string, number | null>();
+  /** The live snapshot last learnt of per company and kind: unlike `live`, kept across `forgetLive`. */
+  private readonly lastLive = new Map<string, number | null>();
   private readonly records = new Map<string, RecordRef>();
   /** Moves on every `forgetLive`: a lookup started before it must not be remembered after it. */
   private epoch = 0;
@@ -44,7 +52,18 @@ export class LiveCache {
   }
 
   rememberLive(epoch: number, companyId: number, kind: Kind, snapshotId: number | null): void {
-    if (epoch === this.epoch) this.live.set(liveKey(companyId, kind), snapshotId);
+    if (epoch !== this.epoch) return;
+    const key = liveKey(companyId, kind);
+    this.live.set(key, snapshotId);
+    const before = this.lastLive.get(key);
+    this.lastLive.set(key, snapshotId);
+    if (before !== undefined && before !== null && before !== snapshotId) this.dropRecords(before);
+  }
+
+  /** Drops the positions kept for `snapshotId` (a scan of the keys: once per publication learnt of). */
+  private dropRecords(snapshotId: number): void {
+    const prefix = `${snapshotId}:`;
+    for (const key of this.records.keys()) if (key.startsWith(prefix)) this.records.delete(key);
   }
 
   record(snapshotId: number, idErp: string): RecordRef | undefined {

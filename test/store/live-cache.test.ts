@@ -46,3 +46,34 @@ test('record positions: per snapshot, least recently used evicted first, long id
   cache.forgetLive();
   assert.equal(cache.record(1, '2:A')?.pos, 9);
 });
+
+test("a kind's superseded snapshot loses its positions once the new live snapshot is learnt of", () => {
+  const cache = new LiveCache();
+  cache.rememberLive(cache.currentEpoch, 1, 'clientes', 10);
+  cache.rememberLive(cache.currentEpoch, 1, 'obras', 20);
+  cache.rememberRecord(10, 'A', ref(0));
+  cache.rememberRecord(10, 'B', ref(1));
+  cache.rememberRecord(20, 'A', ref(2));
+  cache.rememberRecord(100, 'A', ref(3)); // "10" is a prefix of "100:": it must stay
+  // The same pointer learnt again (a commit elsewhere moved data_version): nothing is dropped.
+  cache.forgetLive();
+  cache.rememberLive(cache.currentEpoch, 1, 'clientes', 10);
+  assert.equal(cache.size.records, 4);
+  // A publication: the clientes of snapshot 10 go, the obras of snapshot 20 and snapshot 100 stay.
+  cache.forgetLive();
+  cache.rememberLive(cache.currentEpoch, 1, 'clientes', 11);
+  assert.equal(cache.record(10, 'A'), undefined);
+  assert.equal(cache.record(10, 'B'), undefined);
+  assert.equal(cache.record(20, 'A')?.pos, 2);
+  assert.equal(cache.record(100, 'A')?.pos, 3);
+  assert.equal(cache.size.records, 2);
+  // A stale answer (an epoch ago) drops nothing either.
+  cache.rememberRecord(11, 'A', ref(4));
+  const epoch = cache.currentEpoch;
+  cache.forgetLive();
+  cache.rememberLive(epoch, 1, 'clientes', 12);
+  assert.equal(cache.record(11, 'A')?.pos, 4);
+  // A kind left with no live snapshot drops its last one's too.
+  cache.rememberLive(cache.currentEpoch, 1, 'clientes', null);
+  assert.equal(cache.record(11, 'A'), undefined);
+});
