@@ -7,6 +7,7 @@ import type { RecordRef, SnapshotMeta } from '../../store/store.js';
 import type { ListQuery } from './list-query.js';
 import type { Subset } from './subset-query.js';
 import { renderEntries, type MatchCache } from './subset-page.js';
+import { renderThinRange } from './thin-page.js';
 import type { ProjectionCache } from './thin-projection.js';
 import { firstAtLeast } from '../../store/snapshot-index.js';
 import type { CacheableBody, Meter } from './send-body.js';
@@ -94,7 +95,19 @@ export async function listPage(v: View, q: ListQuery, subset: Subset, tombstones
     } else {
       total = count - first;
       const a = Math.min(first + q.offset, count);
-      page = positionRange(a, Math.min(a + q.limit, count));
+      const b = Math.min(a + q.limit, count);
+      if (fields && !fields.data) {
+        // Consecutive thin items: walked by chunk (thin-page.ts).
+        const nextOffset = q.offset + (b - a);
+        return {
+          tag,
+          hasMore: nextOffset < total,
+          nextOffset,
+          pieces: async () => [Buffer.from(envelope(total, b - a)), ...(await renderThinRange(source, meta, a, b, fields, projections)), ITEMS_CLOSE],
+          gzip: undefined,
+        };
+      }
+      page = positionRange(a, b);
     }
     const nextOffset = q.offset + page.length;
     return {

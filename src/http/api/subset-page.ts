@@ -20,8 +20,9 @@ import {
 import { chunkIndexOf, type ChunkSource } from './snapshot-reader.js';
 import type { FieldMask, Filters } from './subset-query.js';
 import type { RenderedTombstone } from './merged-page.js';
-import { keptRuns, project, type Projection, type ProjectionCache } from './thin-projection.js';
+import { keptRuns, maskKeyOf, project, type Projection, type ProjectionCache } from './thin-projection.js';
 import { addRun, ChunkWalk, loadChunks, loadItems, loadRuns, runsOf } from './page-chunks.js';
+import { PageWriter } from './page-writer.js';
 
 /** How many filters' matches are kept at most, whatever their bytes (4 a position) within the budget. */
 const MATCHES_KEPT = 256;
@@ -117,94 +118,7 @@ export async function matchingPositions(source: ChunkSource, meta: SnapshotMeta,
 /** A page's entry: a live position, or a removed record's tombstone. */
 export type PageEntry = number | RenderedTombstone;
 
-const COMMA = 0x2c;
 const REMOVED = Buffer.from(',"eliminado":true');
-const EMPTY = Buffer.alloc(0);
-
-/**
- * Runs of items at least this long go out as views of their chunk; shorter
- * ones are copied. A view costs a stream write and an iovec; copying costs
- * its bytes, and more when a page's copies fill fresh blocks (measured: a
- * page of 1,000 scattered 1.7 KB notices took 3-4x the CPU copied than as
- * views). Thin items (~100 bytes) are copied.
- */
-const VIEW_FROM_BYTES = 512;
-/** A page's first copy buffer; each next one is twice as large, up to the last (below malloc's mmap threshold). */
-const FIRST_BLOCK_BYTES = 16 * 1024;
-const LAST_BLOCK_BYTES = 128 * 1024;
-/** Pieces shorter than this are copied byte by byte: cheaper than Buffer#copy's set-up. */
-const LOOP_COPY_BYTES = 64;
-
-/**
- * Writes a page's entries as pieces: items of at least VIEW_FROM_BYTES as
- * views of their chunks (taking along the comma before them when the chunk
- * has it, so a scattered page is not twice as many pieces), smaller ones and
- * commas copied into a few buffers, allocated when first needed.
- */
-class PageWriter {
-  readonly pieces: Buffer[] = [];
-  private buf = EMPTY;
-  private start = 0;
-  private len = 0;
-  private first = true;
-  private next = FIRST_BLOCK_BYTES;
-
-  separator() {
-    if (!this.first) this.byte(COMMA);
-    this.first = false;
-  }
-
-  byte(b: number) {
-    if (this.len === this.buf.length) this.grow(1);
-    this.buf[this.len++] = b;
-  }
-
-  copy(src: Buffer, from: number, to: number) {
-    const n = to - from;
-    if (this.len + n > this.buf.length) this.grow(n);
-    if (n < LOOP_COPY_BYTES) {
-      const buf = this.buf;
-      let at = this.len;
-      for (let i = from; i < to; i++) buf[at++] = src[i]!;
-    } else src.copy(this.buf, this.len, from, to);
-    this.len += n;
-  }
-
-  /**
-   * An entry of bytes `from..to` of `src`, after a comma unless it is the
-   * first: a view when long, else a copy. `commaBefore`: `src[from - 1]` is
-   * the comma, so the view takes it along instead of a piece of its own.
-   */
-  entry(src: Buffer, from: number, to: number, commaBefore: boolean) {
-    if (to - from < VIEW_FROM_BYTES) {
-      this.separator();
-      return this.copy(src, from, to);
-    }
-    if (this.first || !commaBefore) this.separator();
-    else from--;
-    this.first = false;
-    this.flushCopies();
-    this.pieces.push(src.subarray(from, to));
-  }
-
-  finish(): Buffer[] {
-    this.flushCopies();
-    return this.pieces;
-  }
-
-  private flushCopies() {
-    if (this.len > this.start) this.pieces.push(this.buf.subarray(this.start, this.len));
-    this.start = this.len;
-  }
-
-  private grow(n: number) {
-    this.flushCopies();
-    this.buf = Buffer.allocUnsafeSlow(Math.max(this.next, n));
-    this.next = Math.min(this.next * 2, LAST_BLOCK_BYTES);
-    this.start = 0;
-    this.len = 0;
-  }
-}
 
 /**
  * The bytes of a page's entries joined by commas. A position is its item
@@ -249,7 +163,7 @@ export async function renderEntries(
   }
   // Items without data come from their chunk's projection on the fields asked for (thin-projection.ts).
   const projected = fields !== null && !fields.data;
-  const maskKey = fields ? fields.keep.map((k) => (k ? 1 : 0)).join('') : '';
+  const maskKey = fields ? maskKeyOf(fields) : '';
   // When every entry is an item, a chunk whose projection is kept needs no thin chunk.
   const kept = new Map<number, Projection>();
   if (projected && projections && isItem === null) {
@@ -278,7 +192,7 @@ export async function renderEntries(
   let runTo = 0;
   const closeRun = () => {
     if (!run) return;
-    out.entry(run.bytes, run.offsets[runFrom]!, run.offsets[runTo]! - 1, runFrom > 0);
+    out.entry(run.bytes, run.offsets[runFrom]!, run.offsets[runTo]! - 1, runFrom > 0 || ('leadingComma' in run && run.leadingComma));
     run = null;
   };
   // The chunk, thin chunk and projection of the last position, looked up again only when it changes.

@@ -12,13 +12,26 @@
 import type { ThinChunk } from '../../store/store.js';
 import type { FieldMask } from './subset-query.js';
 
-/** A chunk's items trimmed to a field set, laid out as a Chunk's: joined by commas, item k is `bytes[offsets[k], offsets[k + 1] - 1)`. */
+/**
+ * A chunk's items trimmed to a field set, laid out as a Chunk's: joined by
+ * commas, item k is `bytes[offsets[k], offsets[k + 1] - 1)`. With
+ * `leadingComma`, the first item has a comma before it as well, so that a
+ * page starting a run at any item sends it as one view (comma included)
+ * rather than a one-byte piece and a view.
+ */
 export interface Projection {
   firstPos: number;
   offsets: Uint32Array;
   bytes: Buffer;
+  leadingComma: boolean;
 }
 
+/** The key of a field set among projections: which highlighted fields it keeps. */
+export function maskKeyOf(fields: FieldMask): string {
+  let key = '';
+  for (const k of fields.keep) key += k ? '1' : '0';
+  return key;
+}
 
 /**
  * The kept highlighted fields of a mask as runs of consecutive field numbers
@@ -46,34 +59,55 @@ export function project(t: ThinChunk, f: number, runs: number[] | null): Project
   if (runs === null) {
     for (let k = 0; k < n; k++) offsets[k] = bounds[k * (f + 1)]!;
     offsets[n] = bytes.length + 1;
-    return { firstPos: t.firstPos, offsets, bytes };
+    return { firstPos: t.firstPos, offsets, bytes, leadingComma: false };
   }
   const itemEnd = (k: number) => (k + 1 < n ? bounds[(k + 1) * (f + 1)]! - 1 : bytes.length);
   let size = 0;
   for (let k = 0, b = 0; k < n; k++, b += f + 1) {
     for (let r = 0; r < runs.length; r += 2) size += bounds[b + runs[r + 1]!]! - bounds[b + runs[r]!]!;
-    size += itemEnd(k) - bounds[b + f]! + 1; // the time, and a comma
+    size += 1 + itemEnd(k) - bounds[b + f]!; // a comma, and the time
   }
-  const out = Buffer.allocUnsafeSlow(Math.max(0, size - 1));
+  const out = Buffer.allocUnsafeSlow(size);
   let at = 0;
   const put = (from: number, to: number) => {
     bytes.copy(out, at, from, to);
     at += to - from;
   };
   for (let k = 0, b = 0; k < n; k++, b += f + 1) {
-    if (k > 0) out[at++] = 0x2c;
+    out[at++] = 0x2c;
     offsets[k] = at;
     for (let r = 0; r < runs.length; r += 2) put(bounds[b + runs[r]!]!, bounds[b + runs[r + 1]!]!);
     put(bounds[b + f]!, itemEnd(k));
   }
   offsets[n] = at + 1;
-  return { firstPos: t.firstPos, offsets, bytes: out };
+  return { firstPos: t.firstPos, offsets, bytes: out, leadingComma: true };
 }
 
-/** Projections of recent chunks and field sets, least recently used out past the budget. */
+/** A kept projection, and whether a page used it since eviction last passed over it. */
+interface Slot {
+  projection: Projection;
+  size: number;
+  used: boolean;
+  /** The table it is in, under `tableKey`, at `chunkNo`. */
+  table: Map<number, Slot>;
+  tableKey: string;
+  chunkNo: number;
+}
+
+/**
+ * Projections of recent chunks and field sets, evicted by CLOCK past the
+ * budget. Kept in a table per snapshot and field set, looked up by chunk
+ * number: a page asks for its ~50 chunks' projections after finding the
+ * table once (the last one is remembered), where a string key per chunk and
+ * a move to the end of an LRU per hit were 10% of a thin page's time.
+ */
 export class ProjectionCache {
-  private readonly lru = new Map<string, { projection: Projection; size: number }>();
+  private readonly tables = new Map<string, Map<number, Slot>>();
+  /** Slots in the order CLOCK passes over them, from `head` on. */
+  private queue: Slot[] = [];
+  private head = 0;
   private bytes = 0;
+  private last: { snapshotId: number; maskKey: string; table: Map<number, Slot> } | null = null;
 
   /**
    * `budgetBytes`: what the kept projections may take, their share of
@@ -88,35 +122,65 @@ export class ProjectionCache {
 
   /** The projection of chunk `chunkNo` for the field set `maskKey` when it is kept; undefined otherwise. */
   peek(snapshotId: number, maskKey: string, chunkNo: number): Projection | undefined {
-    const key = `${snapshotId}:${chunkNo}:${maskKey}`;
-    const hit = this.lru.get(key);
-    if (!hit) return undefined;
-    this.lru.delete(key);
-    this.lru.set(key, hit);
-    return hit.projection;
+    const slot = this.table(snapshotId, maskKey, false)?.get(chunkNo);
+    if (!slot) return undefined;
+    slot.used = true;
+    return slot.projection;
   }
 
   /** The projection of thin chunk `t` of snapshot `snapshotId` for the field set `maskKey`, made on a miss. */
   get(snapshotId: number, maskKey: string, t: ThinChunk, f: number, runs: number[] | null): Projection {
-    const key = `${snapshotId}:${t.chunkNo}:${maskKey}`;
-    const hit = this.lru.get(key);
-    if (hit) {
-      this.lru.delete(key);
-      this.lru.set(key, hit);
-      return hit.projection;
-    }
+    const hit = this.peek(snapshotId, maskKey, t.chunkNo);
+    if (hit) return hit;
     const projection = project(t, f, runs);
     // Counted whole even when it shares the thin chunk's bytes (every field kept): it keeps them alive.
     const size = projection.offsets.byteLength + projection.bytes.length;
     if (size <= this.budgetBytes) {
-      this.lru.set(key, { projection, size });
+      const table = this.table(snapshotId, maskKey, true)!;
+      const slot: Slot = { projection, size, used: false, table, tableKey: tableKey(snapshotId, maskKey), chunkNo: t.chunkNo };
+      table.set(t.chunkNo, slot);
+      this.queue.push(slot);
       this.bytes += size;
-      while (this.bytes > this.budgetBytes) {
-        const [k, old] = this.lru.entries().next().value!;
-        this.lru.delete(k);
-        this.bytes -= old.size;
-      }
+      this.fit();
     }
     return projection;
   }
+
+  private table(snapshotId: number, maskKey: string, create: boolean): Map<number, Slot> | undefined {
+    const last = this.last;
+    if (last && last.snapshotId === snapshotId && last.maskKey === maskKey) return last.table;
+    const key = tableKey(snapshotId, maskKey);
+    let table = this.tables.get(key);
+    if (!table) {
+      if (!create) return undefined;
+      table = new Map();
+      this.tables.set(key, table);
+    }
+    this.last = { snapshotId, maskKey, table };
+    return table;
+  }
+
+  /** Second chance: a used slot goes round again, unused; an unused one is evicted. */
+  private fit() {
+    while (this.bytes > this.budgetBytes) {
+      const slot = this.queue[this.head++]!;
+      if (slot.used) {
+        slot.used = false;
+        this.queue.push(slot);
+      } else {
+        slot.table.delete(slot.chunkNo);
+        this.bytes -= slot.size;
+        if (slot.table.size === 0) {
+          this.tables.delete(slot.tableKey);
+          if (this.last?.table === slot.table) this.last = null;
+        }
+      }
+      if (this.head >= 1024 && this.head * 2 >= this.queue.length) {
+        this.queue = this.queue.slice(this.head);
+        this.head = 0;
+      }
+    }
+  }
 }
+
+const tableKey = (snapshotId: number, maskKey: string) => `${snapshotId}:${maskKey}`;
