@@ -99,3 +99,19 @@ for (const kind of KINDS) {
     );
   });
 }
+
+test('scattered single items are copied into a few blocks, runs of several stay views of their chunk', async () => {
+  const kind = 'avisos-correctivo';
+  const meta = sandbox.byKind[kind].meta;
+  const items = allItems(kind);
+  // Every other position: no two consecutive, so every item is a run of one.
+  const scattered = Array.from({ length: Math.floor(meta.count / 2) }, (_, i) => 2 * i);
+  const pieces = await renderEntries(sandbox, meta, Uint32Array.from(scattered), null);
+  assert.ok(pieces.length <= 8, `${scattered.length} scattered items in ${pieces.length} pieces`);
+  assert.deepEqual(JSON.parse(`[${Buffer.concat(pieces).toString('utf8')}]`), scattered.map((p) => items[p]));
+  // The whole list: runs of whole chunks, each a view (a piece per chunk, not copies).
+  const all = Array.from({ length: meta.count }, (_, i) => i);
+  const whole = await renderEntries(sandbox, meta, Uint32Array.from(all), null);
+  assert.equal(whole.length, meta.chunkStarts.length);
+  assert.deepEqual(JSON.parse(`[${Buffer.concat(whole).toString('utf8')}]`), items);
+});

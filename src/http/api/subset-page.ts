@@ -22,7 +22,7 @@ import type { FieldMask, Filters } from './subset-query.js';
 import type { RenderedTombstone } from './merged-page.js';
 import { keptRuns, maskKeyOf, project, type Projection, type ProjectionCache } from './thin-projection.js';
 import { addRun, ChunkWalk, loadChunks, loadItems, loadRuns, runsOf } from './page-chunks.js';
-import { PageWriter } from './page-writer.js';
+import { PageWriter, VIEW_ITEM_FROM_BYTES, VIEW_RUN_FROM_BYTES } from './page-writer.js';
 
 /** How many filters' matches are kept at most, whatever their bytes (4 a position) within the budget. */
 const MATCHES_KEPT = 256;
@@ -192,7 +192,8 @@ export async function renderEntries(
   let runTo = 0;
   const closeRun = () => {
     if (!run) return;
-    out.entry(run.bytes, run.offsets[runFrom]!, run.offsets[runTo]! - 1, runFrom > 0 || ('leadingComma' in run && run.leadingComma));
+    const viewFrom = runTo - runFrom > 1 ? VIEW_RUN_FROM_BYTES : VIEW_ITEM_FROM_BYTES;
+    out.entry(run.bytes, run.offsets[runFrom]!, run.offsets[runTo]! - 1, runFrom > 0 || ('leadingComma' in run && run.leadingComma), viewFrom);
     run = null;
   };
   // The chunk, thin chunk and projection of the last position, looked up again only when it changes.
@@ -220,7 +221,7 @@ export async function renderEntries(
       // A match read alone (loadItems).
       closeRun();
       const alone = items!.get(e)!;
-      out.entry(alone, 0, alone.length, false);
+      out.entry(alone, 0, alone.length, false, VIEW_ITEM_FROM_BYTES);
       continue;
     }
     if (item && (fields === null || projected)) {

@@ -9,7 +9,7 @@
 import { KIND_SPECS } from '../../domain/kinds.js';
 import type { SnapshotMeta } from '../../store/store.js';
 import { addRun, loadRuns } from './page-chunks.js';
-import { PageWriter } from './page-writer.js';
+import { PageWriter, VIEW_ITEM_FROM_BYTES, VIEW_RUN_FROM_BYTES } from './page-writer.js';
 import { chunkIndexOf, type ChunkSource } from './snapshot-reader.js';
 import type { FieldMask } from './subset-query.js';
 import { keptRuns, maskKeyOf, project, type Projection, type ProjectionCache } from './thin-projection.js';
@@ -48,7 +48,7 @@ export async function renderThinRange(
     }
     const lo = Math.max(from, p.firstPos) - p.firstPos;
     const hi = Math.min(to, starts[c + 1] ?? meta.count) - p.firstPos;
-    out.entry(p.bytes, p.offsets[lo]!, p.offsets[hi]! - 1, lo > 0 || p.leadingComma);
+    out.entry(p.bytes, p.offsets[lo]!, p.offsets[hi]! - 1, lo > 0 || p.leadingComma, hi - lo > 1 ? VIEW_RUN_FROM_BYTES : VIEW_ITEM_FROM_BYTES);
   }
   return out.finish();
 }
