@@ -30,7 +30,9 @@ export class LiveCache {
   private readonly live = new Map<string, number | null>();
   /** The live snapshot last learnt of per company and kind: unlike `live`, kept across `forgetLive`. */
   private readonly lastLive = new Map<string, number | null>();
-  private readonly records = new Map<string, RecordRef>();
+  /** Positions per snapshot: a superseded snapshot's go in one `delete`. */
+  private readonly records = new Map<number, Map<string, RecordRef>>();
+  private recordCount = 0;
   /** Moves on every `forgetLive`: a lookup started before it must not be remembered after it. */
   private epoch = 0;
 
@@ -60,19 +62,21 @@ export class LiveCache {
     if (before !== undefined && before !== null && before !== snapshotId) this.dropRecords(before);
   }
 
-  /** Drops the positions kept for `snapshotId` (a scan of the keys: once per publication learnt of). */
+  /** Drops the positions kept for `snapshotId`. */
   private dropRecords(snapshotId: number): void {
-    const prefix = `${snapshotId}:`;
-    for (const key of this.records.keys()) if (key.startsWith(prefix)) this.records.delete(key);
+    const inSnapshot = this.records.get(snapshotId);
+    if (!inSnapshot) return;
+    this.recordCount -= inSnapshot.size;
+    this.records.delete(snapshotId);
   }
 
   record(snapshotId: number, idErp: string): RecordRef | undefined {
-    const key = recordKey(snapshotId, idErp);
-    const hit = this.records.get(key);
+    const inSnapshot = this.records.get(snapshotId);
+    const hit = inSnapshot?.get(idErp);
     if (hit) {
-      // Map keeps insertion order: re-inserting makes it the most recent.
-      this.records.delete(key);
-      this.records.set(key, hit);
+      // Map keeps insertion order: re-inserting makes it the most recent of its snapshot.
+      inSnapshot!.delete(idErp);
+      inSnapshot!.set(idErp, hit);
     }
     return hit;
   }
@@ -80,20 +84,31 @@ export class LiveCache {
   /**
    * Only records that exist are kept: ids that do not are unbounded, and a 404 is cheap enough.
    * Kept as given: the stores read hashes into memory of their own (the store contract checks it),
-   * so a kept hash holds no larger buffer alive.
+   * so a kept hash holds no larger buffer alive. When full, the least recently used position of
+   * the snapshot first remembered goes.
    */
   rememberRecord(snapshotId: number, idErp: string, record: RecordRef): void {
     if (idErp.length > MAX_CACHED_ID_LENGTH || this.maxRecords === 0) return;
-    if (this.records.size >= this.maxRecords) this.records.delete(this.records.keys().next().value!);
-    this.records.set(recordKey(snapshotId, idErp), record);
+    if (!this.records.get(snapshotId)?.has(idErp)) {
+      if (this.recordCount >= this.maxRecords) this.evictOne();
+      this.recordCount++;
+    }
+    let inSnapshot = this.records.get(snapshotId);
+    if (!inSnapshot) this.records.set(snapshotId, (inSnapshot = new Map()));
+    inSnapshot.set(idErp, record);
+  }
+
+  private evictOne(): void {
+    const [snapshotId, inSnapshot] = this.records.entries().next().value!;
+    inSnapshot.delete(inSnapshot.keys().next().value!);
+    this.recordCount--;
+    if (inSnapshot.size === 0) this.records.delete(snapshotId);
   }
 
   /** How much is kept (tests look at it). */
   get size(): { live: number; records: number } {
-    return { live: this.live.size, records: this.records.size };
+    return { live: this.live.size, records: this.recordCount };
   }
 }
 
 const liveKey = (companyId: number, kind: Kind) => `${companyId}:${kind}`;
-// id_erp values are arbitrary text; the snapshot id before the first colon keeps keys distinct.
-const recordKey = (snapshotId: number, idErp: string) => `${snapshotId}:${idErp}`;
