@@ -5,7 +5,8 @@
  * when the snapshot is laid out). The database stages only a small index row
  * per record (id, hash, time, `off`, `len`). On PostgreSQL this keeps ~4 KB a
  * customer off the wire and out of a TEMP table, twice (in, and back in list
- * order); a re-import that changes nothing never reads them back at all.
+ * order). A re-import stages only the bodies of new and changed records
+ * (previous-records.ts): one that changes nothing writes none.
  */
 import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -25,6 +26,8 @@ export class BodyFile {
   private outLen = 0;
   /** Bytes of bodies written to the file so far (the file offset of the buffer's start). */
   private fileLen = 0;
+  /** Bodies appended so far. */
+  count = 0;
 
   /** Creates the file in `dir` (where space was provisioned for it). */
   constructor(dir: string, label: string) {
@@ -37,6 +40,7 @@ export class BodyFile {
   /** Appends a body; returns its offset. */
   append(body: Uint8Array): number {
     const off = this.fileLen + this.outLen;
+    this.count++;
     if (this.outLen + body.length > this.out.length) this.flush();
     if (body.length > this.out.length) {
       writeAll(this.fd, body, this.fileLen);

@@ -181,10 +181,21 @@ export class ChunkBuilder {
  * appended. Views of `bytes`, no copies.
  */
 export function itemBodies(offsets: Uint32Array, bytes: Buffer, at: number): Buffer[] {
-  const appended = isoTime(at).length + ITEM_TAIL_BYTES.length + 1; // and the comma before the next item
+  const appended = appendedBytes(at);
   const out: Buffer[] = new Array(offsets.length - 1);
   for (let k = 0; k < out.length; k++) out[k] = bytes.subarray(offsets[k]!, offsets[k + 1]! - appended);
   return out;
+}
+
+/** The body of a chunk's item `k`, whose time is `at` (a view of `bytes`). */
+export function itemBody(offsets: Uint32Array, bytes: Buffer, k: number, at: number): Buffer {
+  if (k < 0 || k + 1 >= offsets.length) throw new Error(`item ${k} is not in a chunk of ${offsets.length - 1}`);
+  return bytes.subarray(offsets[k]!, offsets[k + 1]! - appendedBytes(at));
+}
+
+/** What `add` appended to a body: the time, the tail, and the comma before the next item. */
+function appendedBytes(at: number): number {
+  return isoTime(at).length + ITEM_TAIL_BYTES.length + 1;
 }
 
 export function encodeUint32s(values: Uint32Array): Buffer {

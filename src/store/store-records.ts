@@ -152,6 +152,12 @@ export interface StagedSnapshot {
   keptLive?: boolean;
   /** Chunks the snapshot stores itself, and chunks it shares with `previousId` (chunk-reuse.ts). */
   layout?: { chunksWritten: number; chunksShared: number };
+  /**
+   * Item bodies written to the stage's file: those of new and changed
+   * records (an unchanged one's stays in the previous snapshot); none when
+   * records were written as they arrived.
+   */
+  bodiesStaged?: number;
 }
 
 /** Whether a comparison found nothing inserted, updated or deleted. */

@@ -49,12 +49,12 @@ interface Item {
   actualizado_at: string;
 }
 
-async function allChunks(store: Store, snapshotId: number): Promise<Chunk[]> {
+export async function allChunks(store: Store, snapshotId: number): Promise<Chunk[]> {
   const meta = (await store.snapshotMeta(snapshotId))!;
   return meta.chunkStarts.length === 0 ? [] : store.readChunks(snapshotId, 0, meta.chunkStarts.length - 1);
 }
 
-function itemsOf(chunks: readonly Chunk[]): Buffer[] {
+export function itemsOf(chunks: readonly Chunk[]): Buffer[] {
   return chunks.flatMap((c) => Array.from({ length: c.offsets.length - 1 }, (_, k) => c.bytes.subarray(c.offsets[k]!, c.offsets[k + 1]! - 1)));
 }
 

@@ -9,7 +9,8 @@
  *   being parsed.
  * - Staged: otherwise. Records are streamed with binary COPY into a TEMP
  *   table (no WAL, dropped at commit) — id, hash, time and where the item's
- *   body is in a file of this process (body-file.ts), not the body itself —,
+ *   body is in a file of this process (body-file.ts), not the body itself;
+ *   an unchanged record's body is not staged at all (previous-records.ts) —,
  *   duplicates and changes against the live snapshot are found in SQL,
  *   positions are assigned by one `row_number()` pass, and the records are
  *   read back in list order through a cursor, their bodies from the file, to
@@ -41,7 +42,8 @@ import {
 } from '../store.js';
 import type { Conn, Db } from './postgres-connection.js';
 import { copyIn, CopyEncoder } from './postgres-copy.js';
-import { layOut, markStaged, writeChunks } from './postgres-layout.js';
+import { layOut, markStaged, previousLayout, writeChunks } from './postgres-layout.js';
+import { PreviousRecords, UNSTAGED, type PreviousRecord, type PreviousRecordReader } from '../previous-records.js';
 
 /** Staged rows handed to COPY at a time… */
 const COPY_FLUSH_BYTES = 1024 * 1024;
@@ -85,7 +87,13 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
           throw err;
         });
         if (!('pending' in inOrder)) {
-          return { snapshotId, changes: allInserted(inOrder.count), previousId: null, layout: { chunksWritten: inOrder.chunks, chunksShared: 0 } };
+          return {
+            snapshotId,
+            changes: allInserted(inOrder.count),
+            previousId: null,
+            layout: { chunksWritten: inOrder.chunks, chunksShared: 0 },
+            bodiesStaged: 0,
+          };
         }
         written = inOrder;
       }
@@ -94,6 +102,9 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
       await c.run(`CREATE TEMP TABLE stage (
         rid INTEGER NOT NULL, id_erp TEXT COLLATE "C" NOT NULL, line INTEGER NOT NULL,
         hash BYTEA NOT NULL, off BIGINT NOT NULL, len INTEGER NOT NULL, ts BIGINT NOT NULL, prev_pos INTEGER) ON COMMIT DROP`);
+      const before = prev ? await previousLayout(c, prev.snapshot_id) : null;
+      // Unchanged records are staged without their bodies, which stay in the previous snapshot.
+      const previous = before?.items.complete ? new PreviousRecords(previousRecordReader(db, before.id)) : null;
       const bodies = new BodyFile(tmpdir(), String(snapshotId));
       try {
         let total = 0;
@@ -102,7 +113,7 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
           total = await moveToStage(c, snapshotId, spec.at, written, bodies);
           rest = prepend(written.pending, source);
         }
-        total += await copyIn(c, 'stage', STAGE_COLUMNS, encodeStaged(rest, spec.at, total, bodies));
+        total += await copyIn(c, 'stage', STAGE_COLUMNS, encodeStaged(rest, spec.at, total, bodies, previous));
         await rejectDuplicates(c);
         // Temporary tables are never analysed automatically; the joins below need the statistics.
         await c.run('ANALYZE stage');
@@ -110,10 +121,10 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
         if (spec.keepLiveWhenUnchanged && prev && changesNothing(changes) && sameColumns(liveColumns(prev.columns), spec.columns)) {
           // Nothing to lay out: the live snapshot already holds exactly these items.
           await c.run('DELETE FROM snapshots WHERE id = $1', [snapshotId]);
-          return { snapshotId: prev.snapshot_id, changes, previousId: prev.snapshot_id, keptLive: true };
+          return { snapshotId: prev.snapshot_id, changes, previousId: prev.snapshot_id, keptLive: true, bodiesStaged: bodies.count };
         }
-        const layout = await layOut(c, snapshotId, spec.kind, total, bodies, prev?.snapshot_id ?? null);
-        return { snapshotId, changes, previousId: prev?.snapshot_id ?? null, layout };
+        const layout = await layOut(c, snapshotId, spec.kind, total, bodies, before);
+        return { snapshotId, changes, previousId: prev?.snapshot_id ?? null, layout, bodiesStaged: bodies.count };
       } finally {
         bodies.close();
       }
@@ -230,6 +241,21 @@ async function moveToStage(c: Conn, snapshotId: number, at: number, written: Out
   return pos;
 }
 
+/**
+ * The previous snapshot's records, by id, read on a connection of the pool's:
+ * the import's own is busy with the stage's COPY while they are compared.
+ */
+function previousRecordReader(db: Db, prev: number): PreviousRecordReader {
+  const columns = 'id_erp AS "idErp", hash, pos, actualizado_at AS ts';
+  return {
+    after: (id, limit) =>
+      id === null
+        ? db.rows<PreviousRecord>(`SELECT ${columns} FROM records WHERE snapshot_id = $1 ORDER BY id_erp LIMIT $2`, [prev, limit])
+        : db.rows<PreviousRecord>(`SELECT ${columns} FROM records WHERE snapshot_id = $1 AND id_erp > $2 ORDER BY id_erp LIMIT $3`, [prev, id, limit]),
+    byIds: (ids) => db.rows<PreviousRecord>(`SELECT ${columns} FROM records WHERE snapshot_id = $1 AND id_erp = ANY($2::text[])`, [prev, ids]),
+  };
+}
+
 /** `first`, then the rest of `source`. */
 async function* prepend<T>(first: T, source: AsyncIterator<T>): AsyncGenerator<T> {
   yield first;
@@ -242,11 +268,22 @@ async function* prepend<T>(first: T, source: AsyncIterator<T>): AsyncGenerator<T
 
 const STAGE_COLUMNS = ['rid', 'id_erp', 'line', 'hash', 'off', 'len', 'ts'];
 
-async function* encodeStaged(records: AsyncIterable<StagedRecord[]>, at: number, firstRid: number, file: BodyFile): AsyncGenerator<Buffer> {
+async function* encodeStaged(
+  records: AsyncIterable<StagedRecord[]>,
+  at: number,
+  firstRid: number,
+  file: BodyFile,
+  previous: PreviousRecords | null,
+): AsyncGenerator<Buffer> {
   const enc = new CopyEncoder();
   let rid = firstRid;
   for await (const batch of records) {
-    for (const r of batch) enc.row(7).int4(rid++).text(r.idErp).int4(r.line).bytes(r.hash).int8(file.append(r.body)).int4(r.body.length).int8(at);
+    const unchanged = previous ? await previous.unchanged(batch) : undefined;
+    for (let k = 0; k < batch.length; k++) {
+      const r = batch[k]!;
+      const off = unchanged?.[k] ? UNSTAGED : file.append(r.body);
+      enc.row(7).int4(rid++).text(r.idErp).int4(r.line).bytes(r.hash).int8(off).int4(r.body.length).int8(at);
+    }
     if (enc.size >= COPY_FLUSH_BYTES) yield enc.take();
   }
   yield enc.take(true);

@@ -27,6 +27,7 @@ import type { Kind } from '../../domain/kinds.js';
 import { IncreasingIds, LineNumbers } from '../arrival-order.js';
 import { discardSnapshot, newPublicId } from './sqlite-snapshots.js';
 import { Stage } from './sqlite-stage.js';
+import { PreviousItems, PreviousRecords, refKey, type ChunkRef, type PreviousRecord, type StoredChunk } from '../previous-records.js';
 
 /** Rows of `records` per INSERT statement (SQLite allows 32,766 parameters). */
 const RECORDS_PER_INSERT = 50;
@@ -58,6 +59,9 @@ export async function writeSnapshot(
   );
   const autocheckpoint = db.pragma('wal_autocheckpoint', { simple: true }) as number;
   db.pragma(`wal_autocheckpoint = ${autocheckpoint === 0 ? 0 : WRITE_CHECKPOINT_PAGES}`);
+  const before = prev === null ? null : previousLayout(db, prev);
+  // Unchanged records are staged without their bodies, which stay in the previous snapshot.
+  const previous = before?.items.complete ? new PreviousRecords(previousRecordReader(db, prev!)) : null;
   const layout = new Layout(db, snapshotId, spec.kind);
   let stage: Stage | null = null;
   try {
@@ -76,7 +80,8 @@ export async function writeSnapshot(
         stage = new Stage(db, dbPath, snapshotId);
         moveToStage(db, layout, stage, lines, spec.at);
       }
-      db.transaction(() => stage!.add(batch, spec.at))();
+      const unchanged = previous ? await previous.unchanged(batch) : undefined;
+      db.transaction(() => stage!.add(batch, spec.at, unchanged))();
     }
     let changes;
     if (stage === null) {
@@ -87,13 +92,13 @@ export async function writeSnapshot(
       if (spec.keepLiveWhenUnchanged && live && changesNothing(changes) && sameColumns(JSON.parse(live.columns) as string[], spec.columns)) {
         // Nothing to lay out: the live snapshot already holds exactly these items.
         discardSnapshot(db, snapshotId);
-        return { snapshotId: live.snapshot_id, changes, previousId: prev, keptLive: true };
+        return { snapshotId: live.snapshot_id, changes, previousId: prev, keptLive: true, bodiesStaged: stage.bodiesStaged };
       }
-      layout.layOutStaged(prev, stage);
+      await layout.layOutStaged(before, stage);
     }
     db.pragma(`wal_autocheckpoint = ${autocheckpoint}`);
     layout.finish();
-    return { snapshotId, changes, previousId: prev, layout: layout.stats };
+    return { snapshotId, changes, previousId: prev, layout: layout.stats, bodiesStaged: stage?.bodiesStaged ?? 0 };
   } catch (err) {
     discardSnapshot(db, snapshotId);
     throw err;
@@ -143,51 +148,57 @@ class Layout {
   }
 
   /**
-   * Lays out the staged records in list order against `prev` (if any),
-   * sharing its unchanged chunks (chunk-reuse.ts), a page per transaction.
+   * Lays out the staged records in list order against the previous snapshot
+   * (if any), sharing its unchanged chunks (chunk-reuse.ts), a page per transaction.
    */
-  layOutStaged(prev: number | null, stage: Stage): void {
-    const bodies = (rows: readonly OrderedRow[]) => stage.bodies(rows);
+  async layOutStaged(before: PreviousLayout | null, stage: Stage): Promise<void> {
+    const staged = (rows: readonly OrderedRow[]) => stage.bodies(rows);
+    const bodies = before ? (rows: readonly OrderedRow[]) => before.items.bodies(rows, staged, (refs) => this.storedChunks(refs)) : staged;
     const record = (row: OrderedRow, pos: number) => this.record(row.idErp, pos, row.ts, row.hash);
     let planner = new ReusePlanner(new Uint32Array(0), 0);
-    if (prev === null) this.reusing = new ReusingLayout(this.builder, this.snapshotId, null, bodies, record);
-    else planner = this.shareWith(prev, bodies, record);
-    for (const page of stage.ordered()) this.run(planner.push(page));
-    this.run(planner.end());
+    if (before === null) this.reusing = new ReusingLayout(this.builder, this.snapshotId, null, bodies, record);
+    else planner = this.shareWith(before, bodies, record);
+    for (const page of stage.ordered()) await this.run(planner.push(page));
+    await this.run(planner.end());
   }
 
-  /** Reads what sharing `prev`'s chunks needs; the planner that finds them. */
-  private shareWith(prev: number, bodies: (rows: readonly OrderedRow[]) => Buffer[], record: (row: OrderedRow, pos: number) => void): ReusePlanner {
-    const snap = this.db.prepare('SELECT chunk_starts, record_count FROM snapshots WHERE id = ?').get(prev) as {
-      chunk_starts: Buffer | null;
-      record_count: number;
-    };
-    let starts = snap.chunk_starts ? decodeUint32s(snap.chunk_starts) : new Uint32Array(0);
-    const map = this.db
-      .prepare(
-        `SELECT chunk_no AS chunkNo, first_pos AS firstPos, src_snapshot AS srcSnapshot, src_chunk AS srcChunk,
-           seg_snapshot AS segSnapshot, seg_chunk AS segChunk FROM chunk_map WHERE snapshot_id = ? ORDER BY chunk_no`,
-      )
-      .all(prev) as MapEntry[];
-    // A snapshot whose map does not cover its chunks (none should be) is laid out again whole.
-    if (map.length !== starts.length) starts = new Uint32Array(0);
+  /** Reads what sharing the previous snapshot's chunks needs; the planner that finds them. */
+  private shareWith(
+    before: PreviousLayout,
+    bodies: (rows: readonly OrderedRow[]) => Buffer[] | Promise<Buffer[]>,
+    record: (row: OrderedRow, pos: number) => void,
+  ): ReusePlanner {
+    const { map } = before;
     const thinAt = this.db.prepare('SELECT bounds, bytes FROM thin_chunks WHERE snapshot_id = ? AND chunk_no = ?');
     this.prevThin = (k) => {
       const e = map[k]!;
       const r = thinAt.get(e.srcSnapshot, e.srcChunk) as { bounds: Buffer; bytes: Buffer } | undefined;
-      if (!r) throw new Error(`snapshot ${prev}: chunk ${k} has no thin chunk`);
+      if (!r) throw new Error(`snapshot ${before.id}: chunk ${k} has no thin chunk`);
       return { chunkNo: k, firstPos: e.firstPos, bounds: decodeUint32s(r.bounds), bytes: r.bytes };
     };
-    this.reusing = new ReusingLayout(this.builder, this.snapshotId, { map, count: snap.record_count }, bodies, record);
-    return new ReusePlanner(starts, snap.record_count);
+    this.reusing = new ReusingLayout(this.builder, this.snapshotId, { map, count: before.count }, bodies, record);
+    // A snapshot whose map does not cover its chunks (none should be) is laid out again whole.
+    return new ReusePlanner(before.items.complete ? before.starts : new Uint32Array(0), before.count);
   }
 
-  /** Runs planned steps in one transaction. */
-  private run(steps: Step[]): void {
+  /** Stored chunks, for the bodies of unchanged records staged without them. */
+  private storedChunks(refs: readonly ChunkRef[]): Map<string, StoredChunk> {
+    const chunkAt = this.db.prepare('SELECT offsets, bytes FROM chunks WHERE snapshot_id = ? AND chunk_no = ?');
+    const out = new Map<string, StoredChunk>();
+    for (const ref of refs) {
+      const r = chunkAt.get(ref.snapshot, ref.chunk) as { offsets: Buffer; bytes: Buffer } | undefined;
+      if (r) out.set(refKey(ref), { offsets: decodeUint32s(r.offsets), bytes: r.bytes });
+    }
+    return out;
+  }
+
+  /** Runs planned steps, then writes what they laid out in one transaction. */
+  private async run(steps: Step[]): Promise<void> {
     const thin = new Map<number, ThinChunk>();
     for (const k of reusedChunks(steps)) thin.set(k, this.prevThin!(k));
+    const out = await this.reusing!.run(steps, thin);
     this.db.transaction(() => {
-      this.writeOut(this.reusing!.run(steps, thin));
+      this.writeOut(out);
       this.flushRecords();
     })();
   }
@@ -279,6 +290,43 @@ class Layout {
   private storeMap(e: MapEntry) {
     this.insertMap.run(this.snapshotId, e.chunkNo, e.firstPos, e.srcSnapshot, e.srcChunk, e.segSnapshot, e.segChunk);
   }
+}
+
+/** The previous snapshot's layout: its chunk starts, record count and chunk map. */
+interface PreviousLayout {
+  id: number;
+  starts: Uint32Array;
+  count: number;
+  map: MapEntry[];
+  items: PreviousItems;
+}
+
+function previousLayout(db: Database, prev: number): PreviousLayout {
+  const snap = db.prepare('SELECT chunk_starts, record_count FROM snapshots WHERE id = ?').get(prev) as {
+    chunk_starts: Buffer | null;
+    record_count: number;
+  };
+  const starts = snap.chunk_starts ? decodeUint32s(snap.chunk_starts) : new Uint32Array(0);
+  const map = db
+    .prepare(
+      `SELECT chunk_no AS chunkNo, first_pos AS firstPos, src_snapshot AS srcSnapshot, src_chunk AS srcChunk,
+         seg_snapshot AS segSnapshot, seg_chunk AS segChunk FROM chunk_map WHERE snapshot_id = ? ORDER BY chunk_no`,
+    )
+    .all(prev) as MapEntry[];
+  return { id: prev, starts, count: snap.record_count, map, items: new PreviousItems(starts, map) };
+}
+
+/** The previous snapshot's records, by id: in pages in id order, or looked up (previous-records.ts). */
+function previousRecordReader(db: Database, prev: number) {
+  const columns = 'r.id_erp AS idErp, r.hash, r.pos, r.actualizado_at AS ts';
+  const first = db.prepare(`SELECT ${columns} FROM records r WHERE r.snapshot_id = ? ORDER BY r.id_erp LIMIT ?`);
+  const after = db.prepare(`SELECT ${columns} FROM records r WHERE r.snapshot_id = ? AND r.id_erp > ? ORDER BY r.id_erp LIMIT ?`);
+  // json_each drives the join: one primary-key lookup per id.
+  const byIds = db.prepare(`SELECT ${columns} FROM json_each(?) j CROSS JOIN records r ON r.snapshot_id = ? AND r.id_erp = j.value`);
+  return {
+    after: (id: string | null, limit: number) => (id === null ? first.all(prev, limit) : after.all(prev, id, limit)) as PreviousRecord[],
+    byIds: (ids: readonly string[]) => byIds.all(JSON.stringify(ids), prev) as PreviousRecord[],
+  };
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Where the SQLite adapter stages a snapshot's records when they do not
- * arrive in list order: the item bodies go to a temporary file, appended as
- * they come (the bulk of the bytes, written once and read once), and a small
+ * arrive in list order: the item bodies of new and changed records go to a
+ * temporary file, appended as they come (written once and read once; an
+ * unchanged record's is in the previous snapshot, previous-records.ts), and a small
  * index row per record — id, line, hash, time, where its body is — goes to a
  * TEMP table (SQLite's separate temporary database: no WAL traffic). Change
  * detection and list order are then SQL over the index alone.
@@ -11,6 +12,7 @@ import { dirname } from 'node:path';
 import type { Database, Statement } from 'better-sqlite3';
 import { BodyFile } from '../body-file.js';
 import type { OrderedRow } from '../chunk-reuse.js';
+import { UNSTAGED, type PreviousRecord } from '../previous-records.js';
 import { allInserted, DELETED_EXAMPLES, DuplicateIdError, type SnapshotChanges } from '../store.js';
 
 const MAX_DUPLICATES_REPORTED = 10;
@@ -46,14 +48,27 @@ export class Stage {
     this.firstLine = db.prepare(`SELECT line FROM ${this.table} WHERE id_erp = ?`).pluck();
   }
 
-  /** Stages a batch (the caller wraps it in a transaction). */
-  add(batch: readonly { idErp: string; hash: Buffer; body: Uint8Array; line: number }[], at: number): void {
-    for (const r of batch) {
-      const off = this.file.append(r.body);
+  /**
+   * Stages a batch (the caller wraps it in a transaction); the bodies of
+   * records `unchanged` names are left in the previous snapshot (previous-records.ts).
+   */
+  add(
+    batch: readonly { idErp: string; hash: Buffer; body: Uint8Array; line: number }[],
+    at: number,
+    unchanged?: readonly (PreviousRecord | undefined)[],
+  ): void {
+    for (let k = 0; k < batch.length; k++) {
+      const r = batch[k]!;
+      const off = unchanged?.[k] ? UNSTAGED : this.file.append(r.body);
       if (this.insert.run(r.idErp, r.line, r.hash, at, off, r.body.length).changes === 0 && this.duplicates.length < MAX_DUPLICATES_REPORTED) {
         this.duplicates.push({ idErp: r.idErp, line: r.line, firstLine: this.firstLine.get(r.idErp) as number });
       }
     }
+  }
+
+  /** Bodies written to the body file so far. */
+  get bodiesStaged(): number {
+    return this.file.count;
   }
 
   /** Throws DuplicateIdError when an id_erp was staged twice. */
@@ -109,7 +124,7 @@ export class Stage {
     }
   }
 
-  /** The bodies of staged records, from the body file. */
+  /** The bodies of records staged with theirs, from the body file. */
   bodies(rows: readonly { off: number; len: number }[]): Buffer[] {
     return this.file.read(rows);
   }
