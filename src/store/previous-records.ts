@@ -17,12 +17,10 @@ import type { MapEntry, OrderedRow } from './chunk-reuse.js';
 /** `off` of a staged record whose body was not staged: it is the previous snapshot's item at `prevPos`. */
 export const UNSTAGED = -1;
 
-/** A record of the previous snapshot. */
+/** A record of the previous snapshot: its id and hash (the stage finds its position and time in SQL). */
 export interface PreviousRecord {
   idErp: string;
   hash: Buffer;
-  pos: number;
-  ts: number;
 }
 
 /** How an adapter reads the previous snapshot's records. */
@@ -47,6 +45,8 @@ export class PreviousRecords {
   private at = 0;
   private exhausted = false;
   private lastArrived: string | null = null;
+  /** The page after this one, asked for as soon as this one came: the import need not wait for it. */
+  private ahead: Promise<PreviousRecord[]> | null = null;
 
   constructor(private readonly reader: PreviousRecordReader) {}
 
@@ -69,10 +69,12 @@ export class PreviousRecords {
           found = page[this.at]?.idErp === id ? page[this.at] : undefined;
           break;
         }
-        const last = page.length > 0 ? page[page.length - 1]!.idErp : null;
-        this.page = await this.reader.after(last, PAGE);
+        this.page = await (this.ahead ?? this.reader.after(null, PAGE));
         this.at = 0;
         this.exhausted = this.page.length < PAGE;
+        this.ahead = this.exhausted ? null : Promise.resolve(this.reader.after(this.page[PAGE - 1]!.idErp, PAGE));
+        // Awaited when its turn comes; a failure meanwhile must not count as unhandled.
+        this.ahead?.catch(() => {});
       }
       if (found && found.hash.equals(batch[k]!.hash)) out[k] = found;
     }

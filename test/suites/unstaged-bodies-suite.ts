@@ -1,8 +1,9 @@
 /**
- * A re-import stages only the bodies of its new and changed records
+ * A re-import on SQLite stages only the bodies of its new and changed records
  * (src/store/previous-records.ts, issue 23): an unchanged record's body is
- * read back from the previous snapshot's chunk when the layout needs it. The
- * snapshot must still be exactly what staging every body gave: a property
+ * read back from the previous snapshot's chunk when the layout needs it
+ * (PostgreSQL stages them all). The snapshot must be exactly what staging
+ * every body gives: a property
  * test compares every item, byte for byte and in list order, with a model
  * (unchanged items as the previous snapshot holds them, the others rendered
  * by a first import of their own), over several nights of random changes,
@@ -67,7 +68,7 @@ function batches<T>(all: T[], size: number): T[][] {
 }
 
 export function unstagedBodiesSuite(factory: StoreFactory) {
-  describe(`re-imports stage only new and changed bodies (${factory.name})`, { skip: factory.skip }, () => {
+  describe(`re-imports stage what they must, and lay out exact bytes (${factory.name})`, { skip: factory.skip }, () => {
     let store: Store;
     let cleanup: () => Promise<void>;
     let slugs = 0;
@@ -112,7 +113,8 @@ export function unstagedBodiesSuite(factory: StoreFactory) {
               touched.add(id(next++));
             }
             const staged = await load(companyId, input(arrange([...version.keys()], night.order, night.seed), night.batch), at);
-            assert.equal(staged.bodiesStaged, touched.size, 'bodies staged: the new and changed records');
+            // PostgreSQL stages every body (postgres-snapshot-writer.ts says why); SQLite only the new and changed ones.
+            assert.equal(staged.bodiesStaged, factory.name === 'sqlite' ? touched.size : version.size, 'bodies staged');
             // Unchanged items keep their bytes and order; the others come last, in id order, as a first import renders them.
             const fresh = touched.size > 0 ? await itemsById((await load(await company(), input([...touched].sort(), 500), at)).snapshotId) : new Map<string, Buffer>();
             order = [...order.filter((i) => version.has(i) && !touched.has(i)), ...[...touched].sort()];

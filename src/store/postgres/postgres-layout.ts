@@ -8,8 +8,7 @@
 import type { Kind } from '../../domain/kinds.js';
 import type { BodyFile } from '../body-file.js';
 import { ChunkBuilder, decodeUint32s, encodeUint32s } from '../chunk-builder.js';
-import { ownEntry, reusedChunks, ReusePlanner, ReusingLayout, type LayoutOutput, type LayoutStats, type MapEntry, type OrderedRow, type Step } from '../chunk-reuse.js';
-import { PreviousItems, refKey, type ChunkRef, type StoredChunk } from '../previous-records.js';
+import { ownEntry, reusedChunks, ReusePlanner, ReusingLayout, type LayoutOutput, type LayoutStats, type MapEntry, type Step } from '../chunk-reuse.js';
 import type { Chunk, ThinChunk } from '../store.js';
 import type { Conn } from './postgres-connection.js';
 import { copyIn, CopyEncoder } from './postgres-copy.js';
@@ -42,22 +41,20 @@ export async function markStaged(c: Conn, snapshotId: number, builder: ChunkBuil
  * Assigns positions in SQL, then reads items in list order to write chunks,
  * sharing the previous snapshot's unchanged ones (chunk-reuse.ts).
  */
-export async function layOut(c: Conn, snapshotId: number, kind: Kind, total: number, file: BodyFile, before: PreviousLayout | null): Promise<LayoutStats> {
+export async function layOut(c: Conn, snapshotId: number, kind: Kind, total: number, file: BodyFile, prev: number | null): Promise<LayoutStats> {
   await c.run('CREATE INDEX stage_order ON stage (ts, id_erp)');
   await c.run(
     `INSERT INTO records (snapshot_id, id_erp, pos, actualizado_at, hash)
      SELECT $1, id_erp, (row_number() OVER (ORDER BY ts, id_erp) - 1)::int, ts, hash FROM stage`,
     [snapshotId],
   );
+  const before = prev === null ? null : await previousLayout(c, prev);
   // The same order as the positions above: (ts, id_erp) is unique, so the order is total.
   await c.run('DECLARE ordered NO SCROLL CURSOR FOR SELECT id_erp, hash, off, len, ts, prev_pos FROM stage ORDER BY ts, id_erp');
   // Views: each page's COPY of chunks has completed before the builder writes over them.
   const builder = new ChunkBuilder({ views: true, kind });
-  // A snapshot whose map does not cover its chunks (none should be) is laid out again whole.
-  const planner = new ReusePlanner(before?.items.complete ? before.starts : new Uint32Array(0), before?.count ?? 0);
-  const staged = (rows: readonly OrderedRow[]) => file.read(rows);
-  const bodies = before ? (rows: readonly OrderedRow[]) => before.items.bodies(rows, staged, (refs) => storedChunks(c, refs)) : staged;
-  const layout = new ReusingLayout(builder, snapshotId, before, bodies);
+  const planner = new ReusePlanner(before?.starts ?? new Uint32Array(0), before?.count ?? 0);
+  const layout = new ReusingLayout(builder, snapshotId, before, (rows) => file.read(rows));
   const fetch = () => {
     const page = c.rows<{ id_erp: string; hash: Buffer; off: number; len: number; ts: number; prev_pos: number | null }>(
       `FETCH ${FETCH_ROWS} FROM ordered`,
@@ -66,7 +63,7 @@ export async function layOut(c: Conn, snapshotId: number, kind: Kind, total: num
     return page;
   };
   const run = async (steps: Step[]) => {
-    const thin = await thinChunksOf(c, before?.id ?? null, reusedChunks(steps));
+    const thin = await thinChunksOf(c, prev, reusedChunks(steps));
     await writeChunks(c, snapshotId, await layout.run(steps, thin));
     builder.recycle();
   };
@@ -86,16 +83,8 @@ export async function layOut(c: Conn, snapshotId: number, kind: Kind, total: num
   return layout.stats;
 }
 
-/** The previous snapshot's layout: its chunk starts, record count and chunk map. */
-export interface PreviousLayout {
-  id: number;
-  starts: Uint32Array;
-  count: number;
-  map: MapEntry[];
-  items: PreviousItems;
-}
-
-export async function previousLayout(c: Conn, prev: number): Promise<PreviousLayout> {
+/** The previous snapshot's chunk starts, record count and chunk map. */
+async function previousLayout(c: Conn, prev: number): Promise<{ starts: Uint32Array; count: number; map: MapEntry[] }> {
   const snap = (await c.one<{ chunk_starts: Buffer | null; record_count: number }>(
     'SELECT chunk_starts, record_count FROM snapshots WHERE id = $1',
     [prev],
@@ -114,19 +103,8 @@ export async function previousLayout(c: Conn, prev: number): Promise<PreviousLay
     segChunk: r.seg_chunk,
   }));
   const starts = snap.chunk_starts ? decodeUint32s(snap.chunk_starts) : new Uint32Array(0);
-  return { id: prev, starts, count: snap.record_count, map, items: new PreviousItems(starts, map) };
-}
-
-/** Stored chunks, for the bodies of unchanged records staged without them. */
-async function storedChunks(c: Conn, refs: readonly ChunkRef[]): Promise<Map<string, StoredChunk>> {
-  const rows = await c.rows<{ snapshot_id: string; chunk_no: number; offsets: Buffer; bytes: Buffer }>(
-    `SELECT k.snapshot_id, k.chunk_no, k.offsets, k.bytes FROM chunks k
-     JOIN unnest($1::bigint[], $2::int[]) AS r(snapshot_id, chunk_no) ON k.snapshot_id = r.snapshot_id AND k.chunk_no = r.chunk_no`,
-    [refs.map((r) => r.snapshot), refs.map((r) => r.chunk)],
-  );
-  const out = new Map<string, StoredChunk>();
-  for (const r of rows) out.set(refKey({ snapshot: Number(r.snapshot_id), chunk: r.chunk_no }), { offsets: decodeUint32s(r.offsets), bytes: r.bytes });
-  return out;
+  // A snapshot whose map does not cover its chunks (none should be) is laid out again whole.
+  return { starts: map.length === starts.length ? starts : new Uint32Array(0), count: snap.record_count, map };
 }
 
 /** The thin chunks of the previous snapshot's chunks `chunkNos`, by chunk number. */

@@ -318,7 +318,7 @@ function previousLayout(db: Database, prev: number): PreviousLayout {
 
 /** The previous snapshot's records, by id: in pages in id order, or looked up (previous-records.ts). */
 function previousRecordReader(db: Database, prev: number) {
-  const columns = 'r.id_erp AS idErp, r.hash, r.pos, r.actualizado_at AS ts';
+  const columns = 'r.id_erp AS idErp, r.hash';
   const first = db.prepare(`SELECT ${columns} FROM records r WHERE r.snapshot_id = ? ORDER BY r.id_erp LIMIT ?`);
   const after = db.prepare(`SELECT ${columns} FROM records r WHERE r.snapshot_id = ? AND r.id_erp > ? ORDER BY r.id_erp LIMIT ?`);
   // json_each drives the join: one primary-key lookup per id.
