@@ -190,10 +190,12 @@ export async function renderEntries(
   let run: Chunk | Projection | null = null;
   let runFrom = 0;
   let runTo = 0;
+  /** Whether the run's source has a comma before its first item (a trimmed projection; never a chunk). */
+  let runLeadingComma = false;
   const closeRun = () => {
     if (!run) return;
     const viewFrom = runTo - runFrom > 1 ? VIEW_RUN_FROM_BYTES : VIEW_ITEM_FROM_BYTES;
-    out.entry(run.bytes, run.offsets[runFrom]!, run.offsets[runTo]! - 1, runFrom > 0 || ('leadingComma' in run && run.leadingComma), viewFrom);
+    out.entry(run.bytes, run.offsets[runFrom]!, run.offsets[runTo]! - 1, runFrom > 0 || runLeadingComma, viewFrom);
     run = null;
   };
   // The chunk, thin chunk and projection of the last position, looked up again only when it changes.
@@ -225,8 +227,8 @@ export async function renderEntries(
       continue;
     }
     if (item && (fields === null || projected)) {
-      const src =
-        fields === null ? chunk! : (projection ??= kept.get(c) ?? (projections ? projections.get(meta.id, maskKey, t!, f, runs) : project(t!, f, runs)));
+      if (fields !== null) projection ??= kept.get(c) ?? (projections ? projections.get(meta.id, maskKey, t!, f, runs) : project(t!, f, runs));
+      const src = fields === null ? chunk! : projection!;
       const k = e - src.firstPos;
       if (run === src && runTo === k) runTo = k + 1;
       else {
@@ -234,6 +236,7 @@ export async function renderEntries(
         run = src;
         runFrom = k;
         runTo = k + 1;
+        runLeadingComma = fields !== null && projection!.leadingComma;
       }
       continue;
     }
