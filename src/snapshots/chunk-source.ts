@@ -23,8 +23,8 @@ export interface ChunkSource {
   cachedItem?(meta: SnapshotMeta, pos: number): Buffer | undefined;
   /** The bytes of the item at `pos` (a detail); a source that leaves this out is read through `chunks`. */
   item?(meta: SnapshotMeta, pos: number): Promise<Buffer>;
-  /** Whether chunk `no` is in memory now (not counted as a use); with `items`, or not at all. */
-  holdsChunk?(meta: SnapshotMeta, no: number): boolean;
+  /** Chunk `no` when it is in memory now (a use), without reading it; with `items`, or not at all. */
+  heldChunk?(meta: SnapshotMeta, no: number): Chunk | undefined;
   /**
    * The items at `positions` (of chunks not in memory), in that order: a
    * filtered page reads the few items it sends of a chunk rather than the

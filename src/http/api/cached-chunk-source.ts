@@ -162,6 +162,11 @@ export class CachedChunkSource implements ChunkSource {
     return this.details.item(meta, pos);
   }
 
+  heldChunk(meta: SnapshotMeta, no: number): Chunk | undefined {
+    return this.cache.hit<Chunk>(chunkKey(meta.id, no));
+  }
+
+  /** Whether chunk `no` is in memory now, not counted as a use (tests and tools look with it). */
   holdsChunk(meta: SnapshotMeta, no: number): boolean {
     return this.cache.has(chunkKey(meta.id, no));
   }

@@ -75,34 +75,49 @@ export async function loadItems(
   entries: ArrayLike<PageEntry>,
   wants: (pos: number) => boolean,
 ): Promise<{ chunks: Map<number, Chunk>; items: Map<number, Buffer> | null }> {
-  if (!source.items || !source.holdsChunk || runs.length === 0) return { chunks: await loadChunks(source, meta, runs), items: null };
-  // Per chunk not in memory, the positions wanted of it; chunks in memory are HELD.
-  const wanted = new Map<number, number[]>();
+  if (!source.items || !source.heldChunk || runs.length === 0) return { chunks: await loadChunks(source, meta, runs), items: null };
+  // Chunks in memory are taken at once; of each other chunk, the positions wanted.
+  const chunks = new Map<number, Chunk>();
+  let wanted: Map<number, number[]> | null = null;
   const walk = new ChunkWalk(meta);
+  let last = -1;
+  let list: number[] | null = null;
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i]!;
     if (typeof e !== 'number' || !wants(e)) continue;
     const c = walk.of(e);
-    let list = wanted.get(c);
-    if (list === undefined) wanted.set(c, (list = source.holdsChunk(meta, c) ? HELD : []));
-    if (list !== HELD) list.push(e);
+    if (c !== last) {
+      last = c;
+      list = null;
+      if (!chunks.has(c)) {
+        const held = source.heldChunk(meta, c);
+        if (held) chunks.set(c, held);
+        else {
+          wanted ??= new Map();
+          list = wanted.get(c) ?? null;
+          if (list === null) wanted.set(c, (list = []));
+        }
+      }
+    }
+    list?.push(e);
   }
+  if (wanted === null) return { chunks, items: null };
   const whole: number[] = [];
   const alone: number[] = [];
   const starts = meta.chunkStarts;
-  for (const [c, list] of wanted) {
+  for (const [c, positions] of wanted) {
     const size = (starts[c + 1] ?? meta.count) - starts[c]!;
-    if (list === HELD || list.length >= size * ALONE_BELOW) addRun(whole, c);
-    else for (const pos of list) alone.push(pos);
+    if (positions.length >= size * ALONE_BELOW) addRun(whole, c);
+    else for (const pos of positions) alone.push(pos);
   }
-  const [chunks, read] = await Promise.all([loadChunks(source, meta, whole), alone.length > 0 ? source.items(meta, alone) : []]);
+  const [read, items] = await Promise.all([loadChunks(source, meta, whole), alone.length > 0 ? source.items(meta, alone) : []]);
+  for (const [c, chunk] of read) chunks.set(c, chunk);
   if (alone.length === 0) return { chunks, items: null };
-  const items = new Map<number, Buffer>();
-  for (let i = 0; i < alone.length; i++) items.set(alone[i]!, read[i]!);
-  return { chunks, items };
+  const byPos = new Map<number, Buffer>();
+  for (let i = 0; i < alone.length; i++) byPos.set(alone[i]!, items[i]!);
+  return { chunks, items: byPos };
 }
 
-const HELD: number[] = [];
 
 /**
  * Reads the chunks of `runs` (`[from, to]` pairs): from memory when they are
