@@ -26,8 +26,7 @@ export class BodyFile {
   private outLen = 0;
   /** Bytes of bodies written to the file so far (the file offset of the buffer's start). */
   private fileLen = 0;
-  /** Bodies appended so far. */
-  count = 0;
+  private appended = 0;
 
   /** Creates the file in `dir` (where space was provisioned for it). */
   constructor(dir: string, label: string) {
@@ -40,7 +39,7 @@ export class BodyFile {
   /** Appends a body; returns its offset. */
   append(body: Uint8Array): number {
     const off = this.fileLen + this.outLen;
-    this.count++;
+    this.appended++;
     if (this.outLen + body.length > this.out.length) this.flush();
     if (body.length > this.out.length) {
       writeAll(this.fd, body, this.fileLen);
@@ -50,6 +49,11 @@ export class BodyFile {
     this.out.set(body, this.outLen);
     this.outLen += body.length;
     return off;
+  }
+
+  /** Bodies appended so far. */
+  get count(): number {
+    return this.appended;
   }
 
   /** Writes what is buffered: call before reading. */

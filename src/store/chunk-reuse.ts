@@ -159,7 +159,7 @@ export class ReusingLayout {
     private readonly builder: ChunkBuilder,
     private readonly snapshotId: number,
     prev: { map: readonly MapEntry[]; count: number } | null,
-    private readonly bodies: (rows: readonly OrderedRow[]) => Buffer[] | Promise<Buffer[]>,
+    private readonly bodies: (rows: readonly OrderedRow[]) => Buffer[],
     private readonly onRecord?: (row: OrderedRow, pos: number) => void,
   ) {
     this.prevMap = prev?.map ?? [];
@@ -167,22 +167,22 @@ export class ReusingLayout {
   }
 
   /** Runs `steps`; `thin` holds the thin chunk of every previous chunk they reuse. */
-  async run(steps: readonly Step[], thin: ReadonlyMap<number, ThinChunk>): Promise<LayoutOutput> {
+  run(steps: readonly Step[], thin: ReadonlyMap<number, ThinChunk>): LayoutOutput {
     const out: LayoutOutput = { chunks: [], map: [] };
     for (const step of steps) {
       if (step.kind === 'fresh') {
-        await this.addFresh(step.rows, out);
+        this.addFresh(step.rows, out);
         continue;
       }
       const b = this.builder;
       if (step.rows.length < this.smallChunkItems) {
-        await this.addFresh(step.rows, out);
+        this.addFresh(step.rows, out);
         continue;
       }
       if (b.openItems > 0) {
         if (b.openBytes < CHUNK_TARGET_BYTES / 4 && b.openItems + step.rows.length <= CHUNK_MAX_ITEMS) {
           b.hold = true;
-          await this.addFresh(step.rows, out);
+          this.addFresh(step.rows, out);
           b.hold = false;
           this.close(b.flush(), out);
           continue;
@@ -224,8 +224,8 @@ export class ReusingLayout {
     return out;
   }
 
-  private async addFresh(rows: readonly OrderedRow[], out: LayoutOutput) {
-    const bodies = await this.bodies(rows);
+  private addFresh(rows: readonly OrderedRow[], out: LayoutOutput) {
+    const bodies = this.bodies(rows);
     for (let k = 0; k < rows.length; k++) {
       const row = rows[k]!;
       this.onRecord?.(row, this.builder.count);

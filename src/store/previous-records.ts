@@ -8,7 +8,9 @@
  * layout needs it (its chunk lost other records), it is read from the
  * previous snapshot's chunk (`PreviousItems`), where it is the same bytes.
  *
- * Both adapters use it: they only say how to read their records and chunks.
+ * The SQLite adapter uses it, reading synchronously. PostgreSQL stages every
+ * body: there the comparison's reads cost more than the writes they save
+ * (postgres-snapshot-writer.ts).
  */
 import { utf8Before } from '../domain/item-renderer.js';
 import { itemBody } from './chunk-builder.js';
@@ -26,9 +28,9 @@ export interface PreviousRecord {
 /** How an adapter reads the previous snapshot's records. */
 export interface PreviousRecordReader {
   /** Up to `limit` records whose ids come after `after` (from the first when null), in id byte order. */
-  after(after: string | null, limit: number): Promise<PreviousRecord[]> | PreviousRecord[];
+  after(after: string | null, limit: number): PreviousRecord[];
   /** The records with these ids, in any order; ids it does not hold are left out. */
-  byIds(ids: readonly string[]): Promise<PreviousRecord[]> | PreviousRecord[];
+  byIds(ids: readonly string[]): PreviousRecord[];
 }
 
 /** Records read per page of the merge. */
@@ -45,13 +47,11 @@ export class PreviousRecords {
   private at = 0;
   private exhausted = false;
   private lastArrived: string | null = null;
-  /** The page after this one, asked for as soon as this one came: the import need not wait for it. */
-  private ahead: Promise<PreviousRecord[]> | null = null;
 
   constructor(private readonly reader: PreviousRecordReader) {}
 
   /** For each record of `batch`, its previous record when it is unchanged; else undefined. */
-  async unchanged(batch: readonly { idErp: string; hash: Buffer }[]): Promise<(PreviousRecord | undefined)[]> {
+  unchanged(batch: readonly { idErp: string; hash: Buffer }[]): (PreviousRecord | undefined)[] {
     const out: (PreviousRecord | undefined)[] = new Array(batch.length);
     const stray: number[] = [];
     for (let k = 0; k < batch.length; k++) {
@@ -69,17 +69,14 @@ export class PreviousRecords {
           found = page[this.at]?.idErp === id ? page[this.at] : undefined;
           break;
         }
-        this.page = await (this.ahead ?? this.reader.after(null, PAGE));
+        this.page = this.reader.after(page.length > 0 ? page[page.length - 1]!.idErp : null, PAGE);
         this.at = 0;
         this.exhausted = this.page.length < PAGE;
-        this.ahead = this.exhausted ? null : Promise.resolve(this.reader.after(this.page[PAGE - 1]!.idErp, PAGE));
-        // Awaited when its turn comes; a failure meanwhile must not count as unhandled.
-        this.ahead?.catch(() => {});
       }
       if (found && found.hash.equals(batch[k]!.hash)) out[k] = found;
     }
     if (stray.length > 0) {
-      const byId = new Map((await this.reader.byIds(stray.map((k) => batch[k]!.idErp))).map((r) => [r.idErp, r]));
+      const byId = new Map(this.reader.byIds(stray.map((k) => batch[k]!.idErp)).map((r) => [r.idErp, r]));
       for (const k of stray) {
         const found = byId.get(batch[k]!.idErp);
         if (found && found.hash.equals(batch[k]!.hash)) out[k] = found;
@@ -121,18 +118,18 @@ export class PreviousItems {
    * The bodies of `rows`: staged ones from the stage (`staged`), the others
    * from the previous snapshot's chunks (`read`, each chunk once).
    */
-  async bodies(
+  bodies(
     rows: readonly OrderedRow[],
     staged: (rows: readonly OrderedRow[]) => Buffer[],
-    read: (refs: readonly ChunkRef[]) => Promise<Map<string, StoredChunk>> | Map<string, StoredChunk>,
-  ): Promise<Buffer[]> {
+    read: (refs: readonly ChunkRef[]) => Map<string, StoredChunk>,
+  ): Buffer[] {
     const inStage = rows.filter((r) => r.off !== UNSTAGED);
     const fromStage = inStage.length > 0 ? staged(inStage) : [];
     if (inStage.length === rows.length) return fromStage;
     const where = rows.map((r) => (r.off === UNSTAGED ? this.chunkOf(r) : -1));
     const refs = new Map<string, ChunkRef>();
     for (const k of where) if (k >= 0) refs.set(refKey(this.source(k)), this.source(k));
-    const chunks = await read([...refs.values()]);
+    const chunks = read([...refs.values()]);
     const out: Buffer[] = new Array(rows.length);
     let s = 0;
     for (let i = 0; i < rows.length; i++) {

@@ -165,6 +165,19 @@ export function subsetSuite(factory: StoreFactory) {
       return times;
     }
 
+    /**
+     * A company with `versions` loaded, read whole through the API: its pages'
+     * reader, every item, and the `updated_since` of version `i` (none when out of range).
+     */
+    async function loadedList(slug: string, kind: Kind, versions: Record<string, Record<string, string | number | null>>[]) {
+      const { company, key } = await companyWithKey(store, slug);
+      const times = await loadVersions(company.id, kind, versions);
+      const get = getWith(key);
+      const all = await readAll(get, `/v1/${kind}`);
+      const sinceAt = (i: number) => (i >= 0 && i < times.length ? new Date(times[i]!).toISOString() : undefined);
+      return { get, all, sinceAt };
+    }
+
     /** Random versions: each keeps, changes, drops and adds some records of the one before. */
     const versionsArb = (kind: Kind) =>
       fc
@@ -196,12 +209,9 @@ export function subsetSuite(factory: StoreFactory) {
               maxLength: 8,
             }),
             async (versions, queries) => {
-              const { company, key } = await companyWithKey(store, `prop${companies++}`);
-              const times = await loadVersions(company.id, kind, versions);
-              const get = getWith(key);
-              const all = await readAll(get, `/v1/${kind}`);
+              const { get, all, sinceAt } = await loadedList(`prop${companies++}`, kind, versions);
               for (const [filters, fields, limit, offset, sinceIndex] of queries) {
-                const since = sinceIndex >= 0 && sinceIndex < times.length ? new Date(times[sinceIndex]!).toISOString() : undefined;
+                const since = sinceAt(sinceIndex);
                 const qs = queryString({ ...filters, fields: fields?.join(','), limit, offset, updated_since: since });
                 const page = await get(`/v1/${kind}?${qs}`);
                 const expected = all.filter((i) => referenceMatch(kind, i, filters) && (since === undefined || i.actualizado_at >= since));
@@ -229,12 +239,9 @@ export function subsetSuite(factory: StoreFactory) {
             maxLength: 8,
           }),
           async (versions, queries) => {
-            const { company, key } = await companyWithKey(store, `thin${companies++}`);
-            const times = await loadVersions(company.id, kind, versions);
-            const get = getWith(key);
-            const all = await readAll(get, `/v1/${kind}`);
+            const { get, all, sinceAt } = await loadedList(`thin${companies++}`, kind, versions);
             for (const [fields, limit, offset, sinceIndex] of queries) {
-              const since = sinceIndex >= 0 && sinceIndex < times.length ? new Date(times[sinceIndex]!).toISOString() : undefined;
+              const since = sinceAt(sinceIndex);
               const qs = queryString({ fields: fields.join(','), limit, offset, updated_since: since });
               const page = await get(`/v1/${kind}?${qs}`);
               const expected = all.filter((i) => since === undefined || i.actualizado_at >= since);

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { writeRecords, type RecordInput } from '../../src/snapshots/write-records.js';
-import type { StagedSnapshot, Store } from '../../src/store/store.js';
+import { DuplicateIdError, type StagedSnapshot, type Store } from '../../src/store/store.js';
 import { customer, CUSTOMER_COLUMNS } from '../helpers/records.js';
 import type { StoreFactory } from '../helpers/stores.js';
 import { allChunks, itemsOf } from './chunk-sharing-suite.js';
@@ -87,7 +87,7 @@ export function unstagedBodiesSuite(factory: StoreFactory) {
     const itemsById = async (snapshotId: number) =>
       new Map(itemsOf(await allChunks(store, snapshotId)).map((b) => [(JSON.parse(b.toString('utf8')) as { id_erp: string }).id_erp, b]));
 
-    test('every item of every night is the bytes a model expects, in its order; only new and changed bodies are staged', async () => {
+    test('every item of every night is the bytes a model expects, in its order; and the bodies each store stages', async () => {
       await fc.assert(
         fc.asyncProperty(fc.integer({ min: 1, max: 450 }), fc.array(nightArb, { minLength: 1, maxLength: 3 }), async (size, nights: Night[]) => {
           const companyId = await company();
@@ -128,6 +128,27 @@ export function unstagedBodiesSuite(factory: StoreFactory) {
         }),
         { numRuns: 12 },
       );
+    });
+
+    test('a re-import repeating an unchanged record is refused with both lines, and the live snapshot stays', async () => {
+      const companyId = await company();
+      const ids = Array.from({ length: 300 }, (_, k) => id(k + 1));
+      const first = await load(companyId, [ids.map((i, k) => row(i, 0, k + 2))], FIRST);
+      // Unchanged both times: once right after itself (in id order), once far out of order.
+      for (const [repeated, at] of [
+        [ids[5]!, 6],
+        [ids[10]!, 250],
+      ] as const) {
+        const again = [...ids.slice(0, at), repeated, ...ids.slice(at)];
+        const input = [again.map((i, k) => row(i, 0, k + 2))];
+        const err = await writeRecords(store, { companyId, kind: 'clientes', columns: CUSTOMER_COLUMNS, at: FIRST + DAY }, input).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        assert.ok(err instanceof DuplicateIdError, String(err));
+        assert.deepEqual(err.duplicates, [{ idErp: repeated, line: at + 2, firstLine: ids.indexOf(repeated) + 2 }]);
+        assert.equal(await store.liveSnapshotId(companyId, 'clientes'), first.snapshotId);
+      }
     });
   });
 }

@@ -85,37 +85,31 @@ export async function listPage(v: View, q: ListQuery, subset: Subset, tombstones
   const first = meta && q.updatedSince !== null ? firstPositionSince(meta, q.updatedSince) : 0;
   if (meta && (filters || fields)) {
     let total: number;
-    let page: Uint32Array;
+    let size: number;
+    let items: () => Promise<Buffer[]>;
     if (filters) {
       const matched = await matches.matches(source, meta, filters);
       const k0 = firstAtLeast(matched, first);
       total = matched.length - k0;
       const a = Math.min(k0 + q.offset, matched.length);
-      page = matched.subarray(a, Math.min(a + q.limit, matched.length));
+      const page = matched.subarray(a, Math.min(a + q.limit, matched.length));
+      size = page.length;
+      items = () => renderEntries(source, meta, page, fields, null, projections);
     } else {
       total = count - first;
       const a = Math.min(first + q.offset, count);
       const b = Math.min(a + q.limit, count);
-      if (fields && !fields.data) {
-        // Consecutive thin items: walked by chunk (thin-page.ts).
-        const nextOffset = q.offset + (b - a);
-        return {
-          tag,
-          hasMore: nextOffset < total,
-          nextOffset,
-          pieces: async () => [Buffer.from(envelope(total, b - a)), ...(await renderThinRange(source, meta, a, b, fields, projections)), ITEMS_CLOSE],
-          gzip: undefined,
-        };
-      }
-      page = positionRange(a, b);
+      size = b - a;
+      // Consecutive thin items are walked by chunk (thin-page.ts).
+      items = fields!.data ? () => renderEntries(source, meta, positionRange(a, b), fields, null, projections) : () => renderThinRange(source, meta, a, b, fields!, projections);
     }
-    const nextOffset = q.offset + page.length;
+    const nextOffset = q.offset + size;
     return {
       tag,
       hasMore: nextOffset < total,
       nextOffset,
       // Items are not contiguous, so chunk segments do not apply: the body is compressed whole, and cached by ETag.
-      pieces: async () => [Buffer.from(envelope(total, page.length)), ...(await renderEntries(source, meta, page, fields, null, projections)), ITEMS_CLOSE],
+      pieces: async () => [Buffer.from(envelope(total, size)), ...(await items()), ITEMS_CLOSE],
       gzip: undefined,
     };
   }

@@ -86,18 +86,13 @@ export async function loadItems(
     const e = entries[i]!;
     if (typeof e !== 'number' || !wants(e)) continue;
     const c = walk.of(e);
+    // In list order, a chunk's positions come one after another: it is looked up once.
     if (c !== last) {
       last = c;
-      list = null;
-      if (!chunks.has(c)) {
-        const held = source.heldChunk(meta, c);
-        if (held) chunks.set(c, held);
-        else {
-          wanted ??= new Map();
-          list = wanted.get(c) ?? null;
-          if (list === null) wanted.set(c, (list = []));
-        }
-      }
+      const held = source.heldChunk(meta, c);
+      if (held) chunks.set(c, held);
+      list = held ? null : [];
+      if (list) (wanted ??= new Map()).set(c, list);
     }
     list?.push(e);
   }

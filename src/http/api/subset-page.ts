@@ -20,7 +20,7 @@ import {
 import { chunkIndexOf, type ChunkSource } from './snapshot-reader.js';
 import type { FieldMask, Filters } from './subset-query.js';
 import type { RenderedTombstone } from './merged-page.js';
-import { keptRuns, maskKeyOf, project, type Projection, type ProjectionCache } from './thin-projection.js';
+import { keptRuns, maskKeyOf, projectionOf, type Projection, type ProjectionCache } from './thin-projection.js';
 import { addRun, ChunkWalk, loadChunks, loadItems, loadRuns, runsOf } from './page-chunks.js';
 import { PageWriter, VIEW_ITEM_FROM_BYTES, VIEW_RUN_FROM_BYTES } from './page-writer.js';
 
@@ -227,7 +227,7 @@ export async function renderEntries(
       continue;
     }
     if (item && (fields === null || projected)) {
-      if (fields !== null) projection ??= kept.get(c) ?? (projections ? projections.get(meta.id, maskKey, t!, f, runs) : project(t!, f, runs));
+      if (fields !== null) projection ??= kept.get(c) ?? projectionOf(projections, meta.id, maskKey, t!, f, runs);
       const src = fields === null ? chunk! : projection!;
       const k = e - src.firstPos;
       if (run === src && runTo === k) runTo = k + 1;

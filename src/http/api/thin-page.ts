@@ -12,7 +12,7 @@ import { addRun, loadRuns } from './page-chunks.js';
 import { PageWriter, VIEW_ITEM_FROM_BYTES, VIEW_RUN_FROM_BYTES } from './page-writer.js';
 import { chunkIndexOf, type ChunkSource } from './snapshot-reader.js';
 import type { FieldMask } from './subset-query.js';
-import { keptRuns, maskKeyOf, project, type Projection, type ProjectionCache } from './thin-projection.js';
+import { keptRuns, maskKeyOf, projectionOf, type Projection, type ProjectionCache } from './thin-projection.js';
 
 /** The items at positions `from..to` (exclusive) trimmed to `fields` (whose `data` is false), joined by commas. */
 export async function renderThinRange(
@@ -44,7 +44,7 @@ export async function renderThinRange(
     if (!p) {
       const t = thin.get(c);
       if (!t) throw new Error(`snapshot ${meta.id}: no thin chunk ${c}`);
-      p = projections ? projections.get(meta.id, maskKey, t, f, runs) : project(t, f, runs);
+      p = projectionOf(projections, meta.id, maskKey, t, f, runs);
     }
     const lo = Math.max(from, p.firstPos) - p.firstPos;
     const hi = Math.min(to, starts[c + 1] ?? meta.count) - p.firstPos;

@@ -83,6 +83,11 @@ export function project(t: ThinChunk, f: number, runs: number[] | null): Project
   return { firstPos: t.firstPos, offsets, bytes: out, leadingComma: true };
 }
 
+/** The projection of thin chunk `t` on a field set: through `projections` (kept, or made and kept) when there is one, else made. */
+export function projectionOf(projections: ProjectionCache | null, snapshotId: number, maskKey: string, t: ThinChunk, f: number, runs: number[] | null): Projection {
+  return projections ? projections.get(snapshotId, maskKey, t, f, runs) : project(t, f, runs);
+}
+
 /** A kept projection, and whether a page used it since eviction last passed over it. */
 interface Slot {
   projection: Projection;

@@ -64,7 +64,7 @@ export async function layOut(c: Conn, snapshotId: number, kind: Kind, total: num
   };
   const run = async (steps: Step[]) => {
     const thin = await thinChunksOf(c, prev, reusedChunks(steps));
-    await writeChunks(c, snapshotId, await layout.run(steps, thin));
+    await writeChunks(c, snapshotId, layout.run(steps, thin));
     builder.recycle();
   };
   let next = fetch();

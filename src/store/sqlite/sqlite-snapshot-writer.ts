@@ -80,7 +80,7 @@ export async function writeSnapshot(
         stage = new Stage(db, dbPath, snapshotId);
         moveToStage(db, layout, stage, lines, spec.at);
       }
-      const unchanged = previous ? await previous.unchanged(batch) : undefined;
+      const unchanged = previous?.unchanged(batch);
       db.transaction(() => stage!.add(batch, spec.at, unchanged))();
     }
     let changes;
@@ -94,7 +94,7 @@ export async function writeSnapshot(
         discardSnapshot(db, snapshotId);
         return { snapshotId: live.snapshot_id, changes, previousId: prev, keptLive: true, bodiesStaged: stage.bodiesStaged };
       }
-      await layout.layOutStaged(before, stage);
+      layout.layOutStaged(before, stage);
     }
     db.pragma(`wal_autocheckpoint = ${autocheckpoint}`);
     layout.finish();
@@ -121,6 +121,7 @@ class Layout {
   private readonly insertChunk;
   private readonly insertThinChunk;
   private readonly insertMap;
+  private readonly chunkAt;
   private readonly pending: unknown[] = [];
   private reusing: ReusingLayout | null = null;
   private prevThin: ((k: number) => ThinChunk) | null = null;
@@ -138,6 +139,7 @@ class Layout {
     );
     this.insertChunk = db.prepare('INSERT INTO chunks (snapshot_id, chunk_no, first_pos, offsets, bytes) VALUES (?, ?, ?, ?, ?)');
     this.insertThinChunk = db.prepare('INSERT INTO thin_chunks (snapshot_id, chunk_no, first_pos, bounds, bytes) VALUES (?, ?, ?, ?, ?)');
+    this.chunkAt = db.prepare('SELECT offsets, bytes FROM chunks WHERE snapshot_id = ? AND chunk_no = ?');
     this.insertMap = db.prepare(
       `INSERT INTO chunk_map (snapshot_id, chunk_no, first_pos, src_snapshot, src_chunk, seg_snapshot, seg_chunk) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     );
@@ -151,21 +153,21 @@ class Layout {
    * Lays out the staged records in list order against the previous snapshot
    * (if any), sharing its unchanged chunks (chunk-reuse.ts), a page per transaction.
    */
-  async layOutStaged(before: PreviousLayout | null, stage: Stage): Promise<void> {
+  layOutStaged(before: PreviousLayout | null, stage: Stage): void {
     const staged = (rows: readonly OrderedRow[]) => stage.bodies(rows);
     const bodies = before ? (rows: readonly OrderedRow[]) => before.items.bodies(rows, staged, (refs) => this.storedChunks(refs)) : staged;
     const record = (row: OrderedRow, pos: number) => this.record(row.idErp, pos, row.ts, row.hash);
     let planner = new ReusePlanner(new Uint32Array(0), 0);
     if (before === null) this.reusing = new ReusingLayout(this.builder, this.snapshotId, null, bodies, record);
     else planner = this.shareWith(before, bodies, record);
-    for (const page of stage.ordered()) await this.run(planner.push(page));
-    await this.run(planner.end());
+    for (const page of stage.ordered()) this.run(planner.push(page));
+    this.run(planner.end());
   }
 
   /** Reads what sharing the previous snapshot's chunks needs; the planner that finds them. */
   private shareWith(
     before: PreviousLayout,
-    bodies: (rows: readonly OrderedRow[]) => Buffer[] | Promise<Buffer[]>,
+    bodies: (rows: readonly OrderedRow[]) => Buffer[],
     record: (row: OrderedRow, pos: number) => void,
   ): ReusePlanner {
     const { map } = before;
@@ -183,22 +185,20 @@ class Layout {
 
   /** Stored chunks, for the bodies of unchanged records staged without them. */
   private storedChunks(refs: readonly ChunkRef[]): Map<string, StoredChunk> {
-    const chunkAt = this.db.prepare('SELECT offsets, bytes FROM chunks WHERE snapshot_id = ? AND chunk_no = ?');
     const out = new Map<string, StoredChunk>();
     for (const ref of refs) {
-      const r = chunkAt.get(ref.snapshot, ref.chunk) as { offsets: Buffer; bytes: Buffer } | undefined;
+      const r = this.chunkAt.get(ref.snapshot, ref.chunk) as { offsets: Buffer; bytes: Buffer } | undefined;
       if (r) out.set(refKey(ref), { offsets: decodeUint32s(r.offsets), bytes: r.bytes });
     }
     return out;
   }
 
-  /** Runs planned steps, then writes what they laid out in one transaction. */
-  private async run(steps: Step[]): Promise<void> {
+  /** Runs planned steps in one transaction. */
+  private run(steps: Step[]): void {
     const thin = new Map<number, ThinChunk>();
     for (const k of reusedChunks(steps)) thin.set(k, this.prevThin!(k));
-    const out = await this.reusing!.run(steps, thin);
     this.db.transaction(() => {
-      this.writeOut(out);
+      this.writeOut(this.reusing!.run(steps, thin));
       this.flushRecords();
     })();
   }
