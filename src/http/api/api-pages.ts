@@ -8,6 +8,7 @@ import type { ListQuery } from './list-query.js';
 import type { Subset } from './subset-query.js';
 import { renderEntries, type MatchCache } from './subset-page.js';
 import { renderThinRange } from './thin-page.js';
+import { gatheredItems } from './gathered-page.js';
 import type { ProjectionCache } from './thin-projection.js';
 import { firstAtLeast } from '../../store/snapshot-index.js';
 import type { CacheableBody, Meter } from './send-body.js';
@@ -94,7 +95,11 @@ export async function listPage(v: View, q: ListQuery, subset: Subset, tombstones
       const a = Math.min(k0 + q.offset, matched.length);
       const page = matched.subarray(a, Math.min(a + q.limit, matched.length));
       size = page.length;
-      items = () => renderEntries(source, meta, page, fields, null, projections);
+      // Whole items: slices of the filter's gathered blocks, where the source keeps them (gathered-page.ts).
+      items =
+        fields === null && source.heldBlock
+          ? () => gatheredItems(source, meta, filters.key, matched, a, a + page.length)
+          : () => renderEntries(source, meta, page, fields, null, projections);
     } else {
       total = count - first;
       const a = Math.min(first + q.offset, count);

@@ -47,5 +47,7 @@ export const thinKey = (snapshotId: number, chunkNo: number) => `${snapshotId}:$
 export const indexKey = (snapshotId: number, name: string) => `${snapshotId}:ix:${name}`;
 /** An item kept alone, by its position in the snapshot. */
 export const itemKey = (snapshotId: number, pos: number) => `${snapshotId}:${pos}:i`;
+/** A block of a filter's matches gathered into one buffer (gathered-page.ts); `filterKey` is Filters.key. */
+export const blockKey = (snapshotId: number, filterKey: string, block: number) => `${snapshotId}:g${block}:${filterKey}`;
 /** A snapshot's RecordIndex. */
 export const recordIndexKey = (snapshotId: number) => `${snapshotId}:rx`;

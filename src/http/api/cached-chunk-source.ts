@@ -11,7 +11,7 @@ import type { RecordIndex } from '../../store/record-index.js';
 import { decodeIndex, type SnapshotIndex } from '../../store/snapshot-index.js';
 import type { ChunkSource } from '../../snapshots/chunk-source.js';
 import { chunkIndexOf, timeAt } from './snapshot-reader.js';
-import { chunkKey, indexKey, itemKey, metaSize, segmentKey, thinKey } from './cache-sizes.js';
+import { blockKey, chunkKey, indexKey, itemKey, metaSize, segmentKey, thinKey } from './cache-sizes.js';
 import { ClockCache } from './clock-cache.js';
 import { DetailReads } from './detail-reads.js';
 
@@ -177,7 +177,7 @@ export class CachedChunkSource implements ChunkSource {
    * a filter scattered over a large company stay in memory when its chunks
    * could not (CHUNK_CACHE_MB small against the data).
    */
-  async items(meta: SnapshotMeta, positions: readonly number[]): Promise<Buffer[]> {
+  async items(meta: SnapshotMeta, positions: readonly number[], keep = true): Promise<Buffer[]> {
     const out = new Array<Buffer>(positions.length);
     let missing: number[] | null = null;
     for (let i = 0; i < positions.length; i++) {
@@ -198,9 +198,17 @@ export class CachedChunkSource implements ChunkSource {
       const item = read[j];
       if (!item) throw new Error(`snapshot ${meta.id} has no item at position ${pos}`);
       out[missing[j]!] = item;
-      this.cache.remember(itemKey(meta.id, pos), item);
+      if (keep) this.cache.remember(itemKey(meta.id, pos), item);
     }
     return out;
+  }
+
+  heldBlock(meta: SnapshotMeta, filterKey: string, block: number): Chunk | undefined {
+    return this.cache.hit<Chunk>(blockKey(meta.id, filterKey, block));
+  }
+
+  keepBlock(meta: SnapshotMeta, filterKey: string, block: number, chunk: Chunk) {
+    this.cache.remember(blockKey(meta.id, filterKey, block), chunk);
   }
 
   async chunks(meta: SnapshotMeta, from: number, to: number): Promise<Chunk[]> {
