@@ -32,6 +32,8 @@ interface Scenario {
   notices?: boolean;
   /** Mirador's unfiltered page of the same size, measured before: a subset must cost within 25% of it. */
   baseline?: string;
+  /** Every request a filter never asked before (LoadSpec.uniqueSuffix): Mirador alone, as the reference scans for each. */
+  uniqueSuffix?: string;
 }
 
 export async function startReference(db: BenchDatabase, env: Record<string, string>, kind = 'clientes'): Promise<Server> {
@@ -80,20 +82,21 @@ export async function apiBench(ctx: BenchContext, db: BenchDatabase, data: Datas
       const m: LoadResult[] = [];
       const r: LoadResult[] = [];
       const load = (server: Server, paths: string[], h: Record<string, string>, seconds: number) =>
-        runLoad({ base: server.base, paths, headers: h, connections: ctx.connections, seconds, cpus: CLIENT_CPU });
+        runLoad({ base: server.base, paths, headers: h, connections: ctx.connections, seconds, cpus: CLIENT_CPU, uniqueSuffix: server === mirador ? s.uniqueSuffix : undefined });
+      const alone = s.uniqueSuffix !== undefined;
       // The load generator only counts errors: check that each path gets the status measured.
       for (const path of s.paths.slice(0, 20)) {
-        const res = await fetch(mirador.base + path, { headers: { 'accept-encoding': 'identity', ...headers } });
+        const res = await fetch(mirador.base + path + (s.uniqueSuffix ?? ''), { headers: { 'accept-encoding': 'identity', ...headers } });
         await res.arrayBuffer();
         if (res.status !== s.status) throw new Error(`${s.name}: ${path} answered ${res.status}, not ${s.status}`);
       }
       // The reference computes a filter's positions on its first request (a scan): done here, before any timing.
-      for (const path of refPaths.slice(0, 20)) await (await fetch(ref.base + path, { headers: { ...refHeaders, 'accept-encoding': 'identity' } })).arrayBuffer();
+      if (!alone) for (const path of refPaths.slice(0, 20)) await (await fetch(ref.base + path, { headers: { ...refHeaders, 'accept-encoding': 'identity' } })).arrayBuffer();
       // Warm-up: JIT, caches.
       await load(mirador, s.paths, headers, 1);
-      await load(ref, refPaths, refHeaders, 1);
+      if (!alone) await load(ref, refPaths, refHeaders, 1);
       for (let round = 0; round < ctx.rounds; round++) {
-        const order = round % 2 === 0 ? ['m', 'r'] : ['r', 'm'];
+        const order = alone ? ['m'] : round % 2 === 0 ? ['m', 'r'] : ['r', 'm'];
         for (const who of order) {
           if (who === 'm') m.push(await load(mirador, s.paths, headers, ctx.seconds));
           else r.push(await load(ref, refPaths, refHeaders, ctx.seconds));
@@ -101,7 +104,7 @@ export async function apiBench(ctx: BenchContext, db: BenchDatabase, data: Datas
       }
       const bad = [...m, ...r].reduce((a, x) => a + x.bad, 0);
       if (bad > 0) throw new Error(`${s.name}: ${bad} responses were errors`);
-      const med = (xs: LoadResult[], k: 'rps' | 'p50Ms' | 'p99Ms') => median(xs.map((x) => x[k]));
+      const med = (xs: LoadResult[], k: 'rps' | 'p50Ms' | 'p99Ms') => (xs.length === 0 ? NaN : median(xs.map((x) => x[k])));
       const ratio = med(m, 'rps') / med(r, 'rps');
       if (s.isOffset0) offset0.rps = med(m, 'rps');
       measured.set(s.name, med(m, 'rps'));
@@ -114,10 +117,10 @@ export async function apiBench(ctx: BenchContext, db: BenchDatabase, data: Datas
         fmt.int(med(m, 'rps')),
         fmt.ms(med(m, 'p50Ms')),
         fmt.ms(med(m, 'p99Ms')),
-        fmt.int(med(r, 'rps')),
-        fmt.ms(med(r, 'p50Ms')),
-        fmt.ms(med(r, 'p99Ms')),
-        fmt.ratio(ratio) + vsOffset0,
+        alone ? '—' : fmt.int(med(r, 'rps')),
+        alone ? '—' : fmt.ms(med(r, 'p50Ms')),
+        alone ? '—' : fmt.ms(med(r, 'p99Ms')),
+        (alone ? '—' : fmt.ratio(ratio)) + vsOffset0,
         s.target,
       ]);
       report.record(`${db.backend}:${s.name}`, { mirador: m, reference: r, tool: m[0]?.tool });
@@ -176,7 +179,29 @@ async function subsetScenarios(mirador: Server, data: Dataset): Promise<Scenario
     { name: 'subset: notices unfiltered limit=1000', paths: ['/v1/avisos-correctivo?limit=1000'], status: 200, target: '—', notices: true },
     { name: `subset: estado (${estadoTotal}) limit=100`, paths: [`/v1/avisos-correctivo?limit=100&estado=${e}`], status: 200, target: '≥ 0.35; within 25%', notices: true, baseline: 'subset: notices unfiltered limit=100' },
     { name: `subset: estado (${estadoTotal}) limit=1000`, paths: [`/v1/avisos-correctivo?limit=1000&estado=${e}`], status: 200, target: '≥ 0.35; within 25%', notices: true, baseline: 'subset: notices unfiltered limit=1000' },
+    // The scenarios above ask one filter again and again, and find its matches and gathered blocks
+    // kept (gathered-page.ts). Here each request is a filter never asked before (a value no notice
+    // has, added to the same estado), so it computes its matches and gathers its items: what the
+    // first walk of a filter, or a filter asked once, costs.
+    {
+      name: `subset: estado (${estadoTotal}) limit=100, each request a new filter (first asks)`,
+      paths: [`/v1/avisos-correctivo?limit=100&estado=${e}`],
+      uniqueSuffix: '&estado=first-ask-',
+      status: 200,
+      target: 'reported',
+      notices: true,
+      baseline: 'subset: notices unfiltered limit=100',
+    },
     { name: `subset: cliente_id_erp (${customerTotal})`, paths: [`/v1/avisos-correctivo?cliente_id_erp=${customer}`], status: 200, target: '≥ 0.35; within 25%', notices: true, baseline: 'subset: notices unfiltered limit=100' },
+    {
+      name: `subset: cliente_id_erp, 5,000 customers, each request a new filter (first asks)`,
+      paths: randomIds(data.customers, 5000).map((i) => `/v1/avisos-correctivo?cliente_id_erp=${code('C', i)}`),
+      uniqueSuffix: '&cliente_id_erp=first-ask-',
+      status: 200,
+      target: 'reported',
+      notices: true,
+      baseline: `subset: cliente_id_erp (${customerTotal})`,
+    },
     { name: `subset: estado + updated_since limit=100`, paths: [`/v1/avisos-correctivo?limit=100&estado=${e}&updated_since=${since}`], status: 200, target: '≥ 0.35; within 25%', notices: true, baseline: 'subset: notices unfiltered limit=100' },
     { name: `subset: estado, deep page (offset ${deep})`, paths: [`/v1/avisos-correctivo?limit=100&estado=${e}&offset=${deep}`], status: 200, target: '≥ 0.35; within 25%', notices: true, baseline: 'subset: notices unfiltered limit=100' },
     { name: `subset: q one word (${q1Total})`, paths: [`/v1/clientes?limit=100&q=${q1}`], status: 200, target: '≥ 0.35; within 25%', baseline: 'list limit=100, offset 0' },

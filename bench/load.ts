@@ -25,6 +25,13 @@ export interface LoadSpec {
   perPath?: { header: string; values: string[] };
   /** Paths in order, round and round, instead of at random: a pass over them (a warm-up). */
   sequential?: boolean;
+  /**
+   * Appended to every path with a number no request of the run, nor of an
+   * earlier run, had (`&estado=first-ask-` makes each request a filter never
+   * asked before, matching what the path's own values match): what a first
+   * ask costs, where a path asked again would find its work kept.
+   */
+  uniqueSuffix?: string;
 }
 
 export interface LoadResult {
@@ -62,11 +69,13 @@ async function runWrk(spec: LoadSpec): Promise<LoadResult> {
     spec.perPath ? `local values = lines(${lua(valuesFile)})` : '',
     'math.randomseed(20261121)',
     'local n = 0',
+    // Runs are seconds apart and send far fewer than 100,000 requests a second; below 10^10, formatted whole.
+    spec.uniqueSuffix ? 'local unique = (os.time() % 100000) * 100000' : '',
     'request = function()',
     spec.sequential ? '  n = n % #paths + 1' : '  n = math.random(#paths)',
     // One thread: setting the shared header table before each format is safe.
     spec.perPath ? `  wrk.headers[${lua(spec.perPath.header)}] = values[n]` : '',
-    '  return wrk.format("GET", paths[n])',
+    spec.uniqueSuffix ? `  unique = unique + 1\n  return wrk.format("GET", paths[n] .. ${lua(spec.uniqueSuffix)} .. string.format("%d", unique))` : '  return wrk.format("GET", paths[n])',
     'end',
     'done = function(summary, latency, requests)',
     '  local e = summary.errors',
@@ -89,7 +98,7 @@ async function runWrk(spec: LoadSpec): Promise<LoadResult> {
 }
 
 async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
-  if (spec.perPath || spec.sequential) throw new Error('per-path headers and sequential passes need wrk (apt-get install wrk)');
+  if (spec.perPath || spec.sequential || spec.uniqueSuffix) throw new Error('per-path headers, sequential passes and unique paths need wrk (apt-get install wrk)');
   const r = await run(process.execPath, [join(DIST, 'bench', 'autocannon-client.js'), JSON.stringify(spec)], { cpus: spec.cpus });
   if (r.code !== 0) throw new Error(`autocannon failed (${r.code}): ${r.stderr}`);
   return { ...(JSON.parse(r.stdout) as Omit<LoadResult, 'tool'>), tool: 'autocannon' };

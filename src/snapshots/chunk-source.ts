@@ -28,17 +28,18 @@ export interface ChunkSource {
   /**
    * The items at `positions` (of chunks not in memory), in that order: a
    * filtered page reads the few items it sends of a chunk rather than the
-   * chunk; `keep`: whether they are kept in memory (default true). A source
-   * that leaves this out is read through `chunks`.
+   * chunk. A source that leaves this out is read through `chunks`.
    */
-  items?(meta: SnapshotMeta, positions: readonly number[], keep?: boolean): Promise<Buffer[]>;
+  items?(meta: SnapshotMeta, positions: readonly number[]): Promise<Buffer[]>;
   /**
    * Block `block` of a filter's matches gathered into one buffer
    * (http/api/gathered-page.ts), when it is in memory (a use). With
-   * `keepBlock`, or not at all: a source without them (the sandbox, all in
-   * memory) renders filtered pages from its chunks.
+   * `blockAskedBefore` and `keepBlock`, or not at all: a source without them
+   * (the sandbox, all in memory) renders filtered pages from its chunks.
    */
   heldBlock?(meta: SnapshotMeta, filterKey: string, block: number): Chunk | undefined;
+  /** Whether a block not held was asked for before (recent asks are remembered, within a bound); records this ask. */
+  blockAskedBefore?(meta: SnapshotMeta, filterKey: string, block: number): boolean;
   /** Keeps a gathered block in memory, within the source's budget. */
   keepBlock?(meta: SnapshotMeta, filterKey: string, block: number, chunk: Chunk): void;
   /**

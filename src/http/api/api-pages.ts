@@ -95,7 +95,7 @@ export async function listPage(v: View, q: ListQuery, subset: Subset, tombstones
       const a = Math.min(k0 + q.offset, matched.length);
       const page = matched.subarray(a, Math.min(a + q.limit, matched.length));
       size = page.length;
-      // Whole items: slices of the filter's gathered blocks, where the source keeps them (gathered-page.ts).
+      // Whole items: slices of the filter's blocks, where the source gathers them (gathered-page.ts).
       items =
         fields === null && source.heldBlock
           ? () => gatheredItems(source, meta, filters.key, matched, a, a + page.length)

@@ -22,6 +22,9 @@ import { DetailReads } from './detail-reads.js';
  * and a client downloading with gzip needs only the segments. Details look
  * records and items up through detail-reads.ts, in the same budget.
  */
+/** Blocks remembered as asked for once (a key of ~40 bytes and more each). */
+const MAX_ASKED_BLOCKS = 16_384;
+
 export class CachedChunkSource implements ChunkSource {
   private readonly metas = new Map<number, SnapshotMeta>();
   /** Every entry, under its key (cache-sizes.ts). */
@@ -33,6 +36,8 @@ export class CachedChunkSource implements ChunkSource {
   private readonly legacyBuilds = new Map<number, Promise<Legacy>>();
   private readonly loading = new Map<string, Promise<Chunk[]>>();
   private readonly loadingSegments = new Map<string, Promise<ChunkSegment[]>>();
+  /** Gathered blocks asked for once and not held (blockAskedBefore): the second ask gathers one. */
+  private readonly askedBlocks = new Set<string>();
   /** Bytes of the metas (kept apart, counted in the same budget). */
   private metaBytes = 0;
   /** Metas found in memory and read from the store (`stats()`); entries are counted by the cache. */
@@ -177,7 +182,7 @@ export class CachedChunkSource implements ChunkSource {
    * a filter scattered over a large company stay in memory when its chunks
    * could not (CHUNK_CACHE_MB small against the data).
    */
-  async items(meta: SnapshotMeta, positions: readonly number[], keep = true): Promise<Buffer[]> {
+  async items(meta: SnapshotMeta, positions: readonly number[]): Promise<Buffer[]> {
     const out = new Array<Buffer>(positions.length);
     let missing: number[] | null = null;
     for (let i = 0; i < positions.length; i++) {
@@ -198,13 +203,22 @@ export class CachedChunkSource implements ChunkSource {
       const item = read[j];
       if (!item) throw new Error(`snapshot ${meta.id} has no item at position ${pos}`);
       out[missing[j]!] = item;
-      if (keep) this.cache.remember(itemKey(meta.id, pos), item);
+      this.cache.remember(itemKey(meta.id, pos), item);
     }
     return out;
   }
 
   heldBlock(meta: SnapshotMeta, filterKey: string, block: number): Chunk | undefined {
     return this.cache.hit<Chunk>(blockKey(meta.id, filterKey, block));
+  }
+
+  blockAskedBefore(meta: SnapshotMeta, filterKey: string, block: number): boolean {
+    const key = blockKey(meta.id, filterKey, block);
+    if (this.askedBlocks.has(key)) return true;
+    // A bound, not a tuning: forgotten at once when full, as DetailReads forgets missed chunks.
+    if (this.askedBlocks.size >= MAX_ASKED_BLOCKS) this.askedBlocks.clear();
+    this.askedBlocks.add(key);
+    return false;
   }
 
   keepBlock(meta: SnapshotMeta, filterKey: string, block: number, chunk: Chunk) {

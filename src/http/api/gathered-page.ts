@@ -7,26 +7,33 @@
  * items are, and kept in the chunk cache: any page of the filter, at any
  * offset and size, is then slices of a few blocks.
  *
- * A block is made when a page first needs it, from the chunks in memory and
- * the items read alone (page-chunks.ts's loadItems), and costs what copying
- * its items into one page did. Snapshots never change, so a block never goes
- * stale; it ages out with the snapshot's other entries.
+ * A block is made the second time a page needs it, from the chunks in memory
+ * and the items read alone (page-chunks.ts's loadItems); the first time, the
+ * page is written as before, copying its matches (subset-page.ts). So a
+ * filter asked for once (a walk of its pages, a one-off question) costs what
+ * it did and fills no memory with blocks nobody asks for again, and a filter
+ * asked for again and again (a dashboard, an app polling its open notices)
+ * is served as views from its second ask on. Snapshots never change, so a
+ * block never goes stale; it ages out with the snapshot's other entries.
  */
 import type { Chunk, SnapshotMeta } from '../../store/store.js';
 import { addRun, ChunkWalk, loadItems } from './page-chunks.js';
 import { sliceItems, type ChunkSource } from './snapshot-reader.js';
+import { renderEntries } from './subset-page.js';
 
 /**
  * Matches per block: 64 notices (~1.7 KB) are ~110 KB, 64 customers of 150
- * columns ~230 KB. A page of 100 spans 2-3 blocks; the first page of a filter
- * gathers at most 63 matches it does not send.
+ * columns ~230 KB. A page of 100 spans 2-3 blocks; a page that gathers its
+ * blocks gathers at most 2 × 63 matches it does not send.
  */
 export const GATHER_ITEMS = 64;
 
 /**
  * The items of matches `a..b - 1` (indexes into `matched`, the filter's
- * positions in list order) joined by commas, as views of the filter's
- * blocks. `filterKey` names the filter among the snapshot's (Filters.key).
+ * positions in list order) joined by commas: views of the filter's blocks
+ * when the source holds them, or has been asked for them before; otherwise
+ * copied as any scattered page is. `filterKey` names the filter among the
+ * snapshot's (Filters.key).
  */
 export async function gatheredItems(
   source: ChunkSource,
@@ -42,11 +49,17 @@ export async function gatheredItems(
   const last = Math.floor((b - 1) / GATHER_ITEMS);
   const blocks = new Array<Chunk>(last - first + 1);
   let missing: number[] | null = null;
+  let askedBefore = true;
   for (let g = first; g <= last; g++) {
     const held = source.heldBlock!(meta, filterKey, g);
     if (held) blocks[g - first] = held;
-    else (missing ??= []).push(g);
+    else {
+      (missing ??= []).push(g);
+      // Every missing block is asked about, so that each is remembered as asked for.
+      askedBefore = source.blockAskedBefore!(meta, filterKey, g) && askedBefore;
+    }
   }
+  if (missing && !askedBefore) return renderEntries(source, meta, matched.subarray(a, b), null);
   if (missing) {
     const made = await Promise.all(missing.map((g) => gatherBlock(source, meta, matched, g)));
     for (let i = 0; i < missing.length; i++) {
@@ -63,8 +76,7 @@ async function gatherBlock(source: ChunkSource, meta: SnapshotMeta, matched: Uin
   const runs: number[] = [];
   const walk = new ChunkWalk(meta);
   for (let i = 0; i < positions.length; i++) addRun(runs, walk.of(positions[i]!));
-  // Items read alone are not kept alone as well: the block holds them.
-  const { chunks, items } = await loadItems(source, meta, runs, positions, () => true, false);
+  const { chunks, items } = await loadItems(source, meta, runs, positions, () => true);
   const parts = new Array<Buffer>(positions.length);
   const offsets = new Uint32Array(positions.length + 1);
   let size = 0;

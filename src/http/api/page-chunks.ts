@@ -66,9 +66,7 @@ export function loadChunks(source: ChunkSource, meta: SnapshotMeta, runs: number
  * chunk only the items it sends (ChunkSource.items), by position. A filter's
  * matches scattered over a large company (a tenth of its notices, one or two
  * in each chunk) would otherwise read, and push out of memory, a 64 KiB chunk
- * for each 1-2 KB item. `entries` are in list order. `keepAlone`: whether
- * the items read alone are kept in memory alone (not when the caller keeps
- * them in a block of its own, gathered-page.ts).
+ * for each 1-2 KB item. `entries` are in list order.
  */
 export async function loadItems(
   source: ChunkSource,
@@ -76,7 +74,6 @@ export async function loadItems(
   runs: number[],
   entries: ArrayLike<PageEntry>,
   wants: (pos: number) => boolean,
-  keepAlone = true,
 ): Promise<{ chunks: Map<number, Chunk>; items: Map<number, Buffer> | null }> {
   if (!source.items || !source.heldChunk || runs.length === 0) return { chunks: await loadChunks(source, meta, runs), items: null };
   // Chunks in memory are taken at once; of each other chunk, the positions wanted.
@@ -108,7 +105,7 @@ export async function loadItems(
     if (positions.length >= size * ALONE_BELOW) addRun(whole, c);
     else for (const pos of positions) alone.push(pos);
   }
-  const [read, items] = await Promise.all([loadChunks(source, meta, whole), alone.length > 0 ? source.items(meta, alone, keepAlone) : []]);
+  const [read, items] = await Promise.all([loadChunks(source, meta, whole), alone.length > 0 ? source.items(meta, alone) : []]);
   for (const [c, chunk] of read) chunks.set(c, chunk);
   if (alone.length === 0) return { chunks, items: null };
   const byPos = new Map<number, Buffer>();
