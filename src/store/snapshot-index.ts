@@ -261,18 +261,33 @@ function intersect(small: Uint32Array, large: Uint32Array): Uint32Array {
   return out.subarray(0, n);
 }
 
-/** Union of ascending lists with no value in two of them (a new array). */
+/**
+ * Union of ascending lists with no value in two of them. Merged pairwise,
+ * in rounds (n log k), rather than concatenated and sorted: a repeated filter
+ * value that matches nothing (`estado=ANULADO&estado=X`) costs nothing, and
+ * a TypedArray sort of 18,000 positions was a quarter of a filter's first ask.
+ */
 export function unionDisjoint(lists: readonly Uint32Array[]): Uint32Array {
-  if (lists.length === 1) return lists[0]!;
-  let n = 0;
-  for (const l of lists) n += l.length;
-  const out = new Uint32Array(n);
-  let at = 0;
-  for (const l of lists) {
-    out.set(l, at);
-    at += l.length;
+  let round = lists.filter((l) => l.length > 0);
+  if (round.length === 0) return new Uint32Array(0);
+  while (round.length > 1) {
+    const next: Uint32Array[] = [];
+    for (let i = 0; i + 1 < round.length; i += 2) next.push(mergeDisjoint(round[i]!, round[i + 1]!));
+    if (round.length % 2 === 1) next.push(round[round.length - 1]!);
+    round = next;
   }
-  return out.sort();
+  return round[0]!;
+}
+
+function mergeDisjoint(a: Uint32Array, b: Uint32Array): Uint32Array {
+  const out = new Uint32Array(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let n = 0;
+  while (i < a.length && j < b.length) out[n++] = a[i]! < b[j]! ? a[i++]! : b[j++]!;
+  if (i < a.length) out.set(a.subarray(i), n);
+  else out.set(b.subarray(j), n);
+  return out;
 }
 
 /** First index of `a` (ascending) whose value is ≥ x. */

@@ -53,11 +53,14 @@ export class MatchCache {
       this.lru.set(key, hit);
       return hit;
     }
-    hit = matchingPositions(source, meta, filters);
+    const found = matchingPositions(source, meta, filters);
+    hit = found.then((f) => f.positions);
     this.lru.set(key, hit);
-    hit.then(
-      (m) => {
+    found.then(
+      ({ positions: m, indexView }) => {
         if (this.lru.get(key) !== hit) return;
+        // A list of an index as it is, found again by a binary search: kept by none (a copy would cost more than that).
+        if (indexView) return void this.lru.delete(key);
         // Larger than the whole share: used by this request, kept by none (rather than emptying the cache for it).
         if (m.byteLength > this.budgetBytes) return void this.lru.delete(key);
         this.sizes.set(key, m.byteLength);
@@ -92,11 +95,21 @@ async function rangeIndex(source: ChunkSource, meta: SnapshotMeta, name: string)
   return ix;
 }
 
-/** The positions matching every filter, ascending. */
-export async function matchingPositions(source: ChunkSource, meta: SnapshotMeta, filters: Filters): Promise<Uint32Array> {
+/**
+ * The positions matching every filter, ascending. `indexView`: they are one
+ * value's list in an equality index, as the index holds it (one filter, and
+ * one of its values matching anything): a view of the index, not a copy.
+ */
+export async function matchingPositions(
+  source: ChunkSource,
+  meta: SnapshotMeta,
+  filters: Filters,
+): Promise<{ positions: Uint32Array; indexView: boolean }> {
+  const indexBuffers = new Set<ArrayBufferLike>();
   const lists = await Promise.all([
     ...filters.equal.map(async (f) => {
       const ix = await postingIndex(source, meta, `eq:${f.field}`);
+      indexBuffers.add(ix.postings.buffer);
       // Served values are JSON: a value is looked up by its JSON text, null as `null`.
       return unionDisjoint(f.values.map((v) => postingsOf(ix, Buffer.from(v === null ? 'null' : JSON.stringify(v)))));
     }),
@@ -111,8 +124,9 @@ export async function matchingPositions(source: ChunkSource, meta: SnapshotMeta,
     })(),
   ]);
   const out = intersectAll(lists.filter((l): l is Uint32Array => l !== null));
-  // Kept in MatchCache: a view would keep a whole index alive, uncounted.
-  return out.byteLength === out.buffer.byteLength ? out : out.slice();
+  if (indexBuffers.has(out.buffer)) return { positions: out, indexView: true };
+  // Kept in MatchCache: a view would keep a whole index (or a larger array) alive, uncounted.
+  return { positions: out.byteLength === out.buffer.byteLength ? out : out.slice(), indexView: false };
 }
 
 /** A page's entry: a live position, or a removed record's tombstone. */
