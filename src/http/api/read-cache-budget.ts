@@ -7,7 +7,8 @@
  *
  * The split, in sixteenths (docs/configuration.md says the same):
  * - chunks, 12/16: item chunks, their gzip segments, thin chunks, filter
- *   indexes, record indexes and snapshot metas (CachedChunkSource). Most of
+ *   indexes, record indexes, items kept alone, filters' gathered blocks and
+ *   snapshot metas (CachedChunkSource). Most of
  *   what is served is read from here, so it gets most of the budget;
  * - compressed bodies, 1/16: br and gzip bodies of list pages and events
  *   (CompressedBodyCache); gzip list pages are mostly assembled from the
