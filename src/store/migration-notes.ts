@@ -56,6 +56,10 @@ export const MIGRATION_NOTES: Readonly<Record<number, MigrationNote>> = {
     online: true,
     note: 'adds imports.file_encoding and import_packed_blobs, where new instances recompress the uploads of ended imports; old instances read only import_blobs and serve as before, but during the rolling restart one asked to import a packed file again (or whose worker takes such a re-import) finds it empty and fails saying so, and packed blobs an old sweep leaves behind are removed by the next new one',
   },
+  13: {
+    online: true,
+    note: 'PostgreSQL: thin chunks written from then on are compressed with lz4 instead of pglz, and chunk offsets, thin chunk bounds and filter indexes are stored uncompressed; rows written before keep their form, and every release reads both. SQLite: nothing',
+  },
 };
 
 export interface PendingMigration extends MigrationNote {

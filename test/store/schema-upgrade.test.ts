@@ -129,6 +129,11 @@ function onlineUpgrade(backend: (typeof backends)[number]) {
  * A newer migration must say here how to undo it.
  */
 const UNDO: Readonly<Record<number, { sqlite: string; postgres: string }>> = {
+  13: {
+    sqlite: 'SELECT 1;',
+    postgres: `ALTER TABLE thin_chunks ALTER COLUMN bytes SET COMPRESSION default; ALTER TABLE chunks ALTER COLUMN offsets SET STORAGE EXTENDED;
+      ALTER TABLE thin_chunks ALTER COLUMN bounds SET STORAGE EXTENDED; ALTER TABLE snapshot_indexes ALTER COLUMN bytes SET STORAGE EXTENDED;`,
+  },
   12: {
     sqlite: 'DROP TABLE import_packed_blobs; ALTER TABLE imports DROP COLUMN file_encoding;',
     postgres: 'DROP TABLE import_packed_blobs; ALTER TABLE imports DROP COLUMN file_encoding;',

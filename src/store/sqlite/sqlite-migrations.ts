@@ -333,4 +333,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (import_id, seq)
   );
   `,
+  // PostgreSQL's migration 13 sets how thin chunks, offsets and indexes are stored; SQLite
+  // never compresses. Kept so that both lists have the same versions (migration-notes.ts).
+  `SELECT 1;`,
 ];
