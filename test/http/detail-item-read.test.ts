@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { chunkKey } from '../../src/http/api/cache-sizes.js';
 import { CachedChunkSource } from '../../src/http/api/cached-chunk-source.js';
 import { replaceRecords } from '../../src/snapshots/write-records.js';
 import type { Chunk, SnapshotMeta, Store } from '../../src/store/store.js';
@@ -54,7 +55,8 @@ for (const factory of await storeFactories()) {
       assert.equal(source.stats().entries, 0);
       assert.deepEqual(await source.item(meta, second), itemAt(second));
       assert.equal(source.stats().entries, 1, 'the second miss kept the chunk');
-      assert.equal(source.cachedBytes, chunks[2]!.bytes.length + chunks[2]!.offsets.byteLength);
+      // The chunk's bytes and offsets, and its key's (two bytes a character).
+      assert.equal(source.cachedBytes, chunks[2]!.bytes.length + chunks[2]!.offsets.byteLength + 2 * chunkKey(meta.id, 2).length);
       // Now in memory: no store read at all.
       const before = source.stats().misses;
       for (let pos = meta.chunkStarts[2]!; pos < meta.chunkStarts[3]!; pos++) assert.deepEqual(source.cachedItem(meta, pos), itemAt(pos));

@@ -5,8 +5,9 @@
  * CachedChunkSource: every page, at any offset and size, whatever the budget,
  * asked for the first, second or third time, must be exactly the plain
  * filter of the list; a filter asked for once must keep no block; a page
- * asked for again must read nothing and copy nothing; and blocks of two
- * filters, or of two snapshots, must never be taken for each other.
+ * asked for again must read nothing and copy nothing; a filter's text counts
+ * in the budget; and blocks of two filters, or of two snapshots, must never
+ * be taken for each other.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -101,6 +102,25 @@ for (const factory of await storeFactories()) {
       assert.equal(source.stats().misses, twice.misses, 'nothing read again');
       assert.equal(pieces.length, 2 * blocks - 1, 'one view a block, with a comma between them');
       assert.deepEqual((JSON.parse(`[${Buffer.concat(pieces).toString('utf8')}]`) as unknown[]).map((i) => JSON.stringify(i)), want);
+    });
+
+    test("a filter's text counts in the budget with its blocks: a client's long filters cannot hold more than it", async () => {
+      const budget = 64 << 10;
+      const source = new CachedChunkSource(store, budget, 0);
+      const matched = Uint32Array.of(7);
+      const itemBytes = Buffer.byteLength(items[7]!);
+      // A key longer than the budget: its block is gathered and sent, not kept.
+      const long = `q:${'ñ'.repeat(budget / 2)}`;
+      for (let ask = 0; ask < 3; ask++) assert.deepEqual(await page(source, meta, long, matched, 0, 1), [items[7]]);
+      assert.equal(source.heldBlock(meta, long, 0), undefined);
+      assert.ok(source.cachedBytes <= budget, `${source.cachedBytes} bytes held`);
+      // A shorter one is kept, and counted with its key.
+      const short = `q:${'x'.repeat(4000)}`;
+      const before = source.cachedBytes;
+      for (let ask = 0; ask < 2; ask++) assert.deepEqual(await page(source, meta, short, matched, 0, 1), [items[7]]);
+      assert.ok(source.heldBlock(meta, short, 0), 'kept');
+      assert.ok(source.cachedBytes - before >= itemBytes + 2 * short.length, `${source.cachedBytes - before} bytes for a ${itemBytes}-byte block`);
+      assert.ok(source.cachedBytes <= budget, `${source.cachedBytes} bytes held`);
     });
 
     test("two filters' blocks, and two snapshots' blocks, are never taken for each other", async () => {

@@ -22,8 +22,15 @@ import { DetailReads } from './detail-reads.js';
  * and a client downloading with gzip needs only the segments. Details look
  * records and items up through detail-reads.ts, in the same budget.
  */
-/** Blocks remembered as asked for once (a key of ~40 bytes and more each). */
+/** Blocks remembered as asked for once (a number each). */
 const MAX_ASKED_BLOCKS = 16_384;
+
+/** FNV-1a over a string's UTF-16 code units, 32 bits. */
+function hashText(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
 
 export class CachedChunkSource implements ChunkSource {
   private readonly metas = new Map<number, SnapshotMeta>();
@@ -36,8 +43,8 @@ export class CachedChunkSource implements ChunkSource {
   private readonly legacyBuilds = new Map<number, Promise<Legacy>>();
   private readonly loading = new Map<string, Promise<Chunk[]>>();
   private readonly loadingSegments = new Map<string, Promise<ChunkSegment[]>>();
-  /** Gathered blocks asked for once and not held (blockAskedBefore): the second ask gathers one. */
-  private readonly askedBlocks = new Set<string>();
+  /** Hashes of gathered blocks asked for once and not held (blockAskedBefore): the second ask gathers one. */
+  private readonly askedBlocks = new Set<number>();
   /** Bytes of the metas (kept apart, counted in the same budget). */
   private metaBytes = 0;
   /** Metas found in memory and read from the store (`stats()`); entries are counted by the cache. */
@@ -213,7 +220,9 @@ export class CachedChunkSource implements ChunkSource {
   }
 
   blockAskedBefore(meta: SnapshotMeta, filterKey: string, block: number): boolean {
-    const key = blockKey(meta.id, filterKey, block);
+    // A hash, not the key: a filter's text is the client's, of any length. Two blocks hashing
+    // alike only gather one of them an ask early.
+    const key = hashText(blockKey(meta.id, filterKey, block));
     if (this.askedBlocks.has(key)) return true;
     // A bound, not a tuning: forgotten at once when full, as DetailReads forgets missed chunks.
     if (this.askedBlocks.size >= MAX_ASKED_BLOCKS) this.askedBlocks.clear();

@@ -1,14 +1,25 @@
 /**
  * The byte budget under CachedChunkSource: entries (chunks, segments, thin
- * chunks, indexes) under string keys, evicted by CLOCK when they and what is
- * held beside them (`outsideBytes`, the snapshot metas) pass the budget.
+ * chunks, indexes, items kept alone, filters' gathered blocks) under string
+ * keys, counted with their keys, evicted by CLOCK when they and what is held
+ * beside them (`outsideBytes`, the snapshot metas) pass the budget.
  */
 import { sizeOf, type Cached } from './cache-sizes.js';
 
-/** An entry, and whether it was used since eviction last passed over it. */
+/** An entry, its bytes with its key's, and whether it was used since eviction last passed over it. */
 interface Slot {
   entry: Cached;
+  bytes: number;
   used: boolean;
+}
+
+/**
+ * An entry's bytes with its key's (two a character, at most): a filter's
+ * gathered block is keyed by the filter's text, which a client chooses, and
+ * can be longer than the block.
+ */
+function slotBytes(key: string, entry: Cached): number {
+  return sizeOf(entry) + 2 * key.length;
 }
 
 export class ClockCache {
@@ -40,11 +51,12 @@ export class ClockCache {
     return this.slots.has(key);
   }
 
-  /** Keeps `entry` unless it is larger than the whole budget or `key` is held already. */
+  /** Keeps `entry` unless it (with its key) is larger than the whole budget or `key` is held already. */
   remember(key: string, entry: Cached) {
-    if (sizeOf(entry) > this.budgetBytes || this.slots.has(key)) return;
-    this.slots.set(key, { entry, used: false });
-    this.entryBytes += sizeOf(entry);
+    const bytes = slotBytes(key, entry);
+    if (bytes > this.budgetBytes || this.slots.has(key)) return;
+    this.slots.set(key, { entry, bytes, used: false });
+    this.entryBytes += bytes;
     this.fit();
   }
 
@@ -75,7 +87,7 @@ export class ClockCache {
       if (old.used) {
         old.used = false;
         this.slots.set(oldKey, old);
-      } else this.entryBytes -= sizeOf(old.entry);
+      } else this.entryBytes -= old.bytes;
     }
   }
 }
