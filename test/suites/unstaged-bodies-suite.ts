@@ -52,7 +52,8 @@ function arrange(ids: string[], order: Order, seed: number): string[] {
   const random = () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const out = [...ids].sort();
   if (order === 'reversed') out.reverse();
-  const swaps = order === 'shuffled' ? out.length : order === 'sorted, a few swapped' ? 3 : 0;
+  // Fewer than two ids have no order to break (and swapping in an empty list would add an undefined one).
+  const swaps = out.length < 2 ? 0 : order === 'shuffled' ? out.length : order === 'sorted, a few swapped' ? 3 : 0;
   for (let k = 0; k < swaps; k++) {
     const i = Math.floor(random() * out.length);
     const j = order === 'shuffled' ? Math.floor(random() * (i + 1)) : Math.floor(random() * out.length);
