@@ -7,6 +7,16 @@
 import type { SnapshotIndex } from '../store/snapshot-index.js';
 import type { Chunk, ChunkSegment, SnapshotMeta, ThinChunk } from '../store/store.js';
 
+/** A filter's matches gathered into blocks of consecutive matches, each laid out as a chunk (http/api/gathered-page.ts). */
+export interface GatheredBlocks {
+  /** Block `block` of the filter when it is in memory (a use). */
+  held(meta: SnapshotMeta, filterKey: string, block: number): Chunk | undefined;
+  /** Whether a block not held was asked for before (recent asks are remembered, within a bound); records this ask. */
+  askedBefore(meta: SnapshotMeta, filterKey: string, block: number): boolean;
+  /** Keeps a gathered block in memory, within the source's budget. */
+  keep(meta: SnapshotMeta, filterKey: string, block: number, chunk: Chunk): void;
+}
+
 export interface ChunkSource {
   meta(snapshotId: number): Promise<SnapshotMeta | null>;
   /** Chunks `from..to` inclusive. */
@@ -32,16 +42,11 @@ export interface ChunkSource {
    */
   items?(meta: SnapshotMeta, positions: readonly number[]): Promise<Buffer[]>;
   /**
-   * Block `block` of a filter's matches gathered into one buffer
-   * (http/api/gathered-page.ts), when it is in memory (a use). With
-   * `blockAskedBefore` and `keepBlock`, or not at all: a source without them
-   * (the sandbox, all in memory) renders filtered pages from its chunks.
+   * Where a filter's matches gathered into blocks are kept
+   * (http/api/gathered-page.ts); a source without it (the sandbox, all in
+   * memory) renders filtered pages from its chunks.
    */
-  heldBlock?(meta: SnapshotMeta, filterKey: string, block: number): Chunk | undefined;
-  /** Whether a block not held was asked for before (recent asks are remembered, within a bound); records this ask. */
-  blockAskedBefore?(meta: SnapshotMeta, filterKey: string, block: number): boolean;
-  /** Keeps a gathered block in memory, within the source's budget. */
-  keepBlock?(meta: SnapshotMeta, filterKey: string, block: number, chunk: Chunk): void;
+  readonly blocks?: GatheredBlocks;
   /**
    * The gzip segments of chunks `from..to`, by index from `from`; undefined
    * where a chunk has none. A source without segments (the sandbox) leaves

@@ -51,7 +51,7 @@ for (const factory of await storeFactories()) {
     after(async () => cleanup?.());
 
     const page = async (source: CachedChunkSource, m: SnapshotMeta, key: string, matched: Uint32Array, a: number, b: number) =>
-      (JSON.parse(`[${Buffer.concat(await gatheredItems(source, m, key, matched, a, b)).toString('utf8')}]`) as unknown[]).map((i) => JSON.stringify(i));
+      (JSON.parse(`[${Buffer.concat(await gatheredItems(source, source.blocks, m, key, matched, a, b)).toString('utf8')}]`) as unknown[]).map((i) => JSON.stringify(i));
     const expected = (list: string[], matched: Uint32Array, a: number, b: number) => Array.from(matched.subarray(a, b), (p) => list[p]!);
 
     test('any matches, any page, any budget: the plain filter of the list', async () => {
@@ -98,7 +98,7 @@ for (const factory of await storeFactories()) {
       assert.equal(twice.misses - once.misses, a, 'only the block items the first page did not send were read');
       assert.equal(twice.entries, matched.length + blocks, 'and the blocks kept');
       // A third time: views of the two blocks, nothing read.
-      const pieces = await gatheredItems(source, meta, 'every-fifth', matched, a, b);
+      const pieces = await gatheredItems(source, source.blocks, meta, 'every-fifth', matched, a, b);
       assert.equal(source.stats().misses, twice.misses, 'nothing read again');
       assert.equal(pieces.length, 2 * blocks - 1, 'one view a block, with a comma between them');
       assert.deepEqual((JSON.parse(`[${Buffer.concat(pieces).toString('utf8')}]`) as unknown[]).map((i) => JSON.stringify(i)), want);
@@ -112,13 +112,13 @@ for (const factory of await storeFactories()) {
       // A key longer than the budget: its block is gathered and sent, not kept.
       const long = `q:${'ñ'.repeat(budget / 2)}`;
       for (let ask = 0; ask < 3; ask++) assert.deepEqual(await page(source, meta, long, matched, 0, 1), [items[7]]);
-      assert.equal(source.heldBlock(meta, long, 0), undefined);
+      assert.equal(source.blocks.held(meta, long, 0), undefined);
       assert.ok(source.cachedBytes <= budget, `${source.cachedBytes} bytes held`);
       // A shorter one is kept, and counted with its key.
       const short = `q:${'x'.repeat(4000)}`;
       const before = source.cachedBytes;
       for (let ask = 0; ask < 2; ask++) assert.deepEqual(await page(source, meta, short, matched, 0, 1), [items[7]]);
-      assert.ok(source.heldBlock(meta, short, 0), 'kept');
+      assert.ok(source.blocks.held(meta, short, 0), 'kept');
       assert.ok(source.cachedBytes - before >= itemBytes + 2 * short.length, `${source.cachedBytes - before} bytes for a ${itemBytes}-byte block`);
       assert.ok(source.cachedBytes <= budget, `${source.cachedBytes} bytes held`);
     });

@@ -96,9 +96,10 @@ export async function listPage(v: View, q: ListQuery, subset: Subset, tombstones
       const page = matched.subarray(a, Math.min(a + q.limit, matched.length));
       size = page.length;
       // Whole items: slices of the filter's blocks, where the source gathers them (gathered-page.ts).
+      const blocks = source.blocks;
       items =
-        fields === null && source.heldBlock
-          ? () => gatheredItems(source, meta, filters.key, matched, a, a + page.length)
+        fields === null && blocks
+          ? () => gatheredItems(source, blocks, meta, filters.key, matched, a, a + page.length)
           : () => renderEntries(source, meta, page, fields, null, projections);
     } else {
       total = count - first;

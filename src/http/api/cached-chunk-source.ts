@@ -11,9 +11,10 @@ import type { RecordIndex } from '../../store/record-index.js';
 import { decodeIndex, type SnapshotIndex } from '../../store/snapshot-index.js';
 import type { ChunkSource } from '../../snapshots/chunk-source.js';
 import { chunkIndexOf, timeAt } from './snapshot-reader.js';
-import { blockKey, chunkKey, indexKey, itemKey, metaSize, segmentKey, thinKey } from './cache-sizes.js';
+import { chunkKey, indexKey, itemKey, metaSize, segmentKey, thinKey } from './cache-sizes.js';
 import { ClockCache } from './clock-cache.js';
 import { DetailReads } from './detail-reads.js';
+import { CachedBlocks } from './gathered-blocks.js';
 
 /**
  * A byte-budgeted cache (clock-cache.ts) of chunks and of their gzip segments
@@ -22,16 +23,6 @@ import { DetailReads } from './detail-reads.js';
  * and a client downloading with gzip needs only the segments. Details look
  * records and items up through detail-reads.ts, in the same budget.
  */
-/** Blocks remembered as asked for once (a number each). */
-const MAX_ASKED_BLOCKS = 16_384;
-
-/** FNV-1a over a string's UTF-16 code units, 32 bits. */
-function hashText(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
-
 export class CachedChunkSource implements ChunkSource {
   private readonly metas = new Map<number, SnapshotMeta>();
   /** Every entry, under its key (cache-sizes.ts). */
@@ -43,8 +34,8 @@ export class CachedChunkSource implements ChunkSource {
   private readonly legacyBuilds = new Map<number, Promise<Legacy>>();
   private readonly loading = new Map<string, Promise<Chunk[]>>();
   private readonly loadingSegments = new Map<string, Promise<ChunkSegment[]>>();
-  /** Hashes of gathered blocks asked for once and not held (blockAskedBefore): the second ask gathers one. */
-  private readonly askedBlocks = new Set<number>();
+  /** A filter's gathered blocks, in the same cache and budget. */
+  readonly blocks: CachedBlocks;
   /** Bytes of the metas (kept apart, counted in the same budget). */
   private metaBytes = 0;
   /** Metas found in memory and read from the store (`stats()`); entries are counted by the cache. */
@@ -57,6 +48,7 @@ export class CachedChunkSource implements ChunkSource {
     recordIndexMinMisses = 16,
   ) {
     this.cache = new ClockCache(budgetBytes);
+    this.blocks = new CachedBlocks(this.cache);
     this.details = new DetailReads(
       store,
       this.cache,
@@ -213,25 +205,6 @@ export class CachedChunkSource implements ChunkSource {
       this.cache.remember(itemKey(meta.id, pos), item);
     }
     return out;
-  }
-
-  heldBlock(meta: SnapshotMeta, filterKey: string, block: number): Chunk | undefined {
-    return this.cache.hit<Chunk>(blockKey(meta.id, filterKey, block));
-  }
-
-  blockAskedBefore(meta: SnapshotMeta, filterKey: string, block: number): boolean {
-    // A hash, not the key: a filter's text is the client's, of any length. Two blocks hashing
-    // alike only gather one of them an ask early.
-    const key = hashText(blockKey(meta.id, filterKey, block));
-    if (this.askedBlocks.has(key)) return true;
-    // A bound, not a tuning: forgotten at once when full, as DetailReads forgets missed chunks.
-    if (this.askedBlocks.size >= MAX_ASKED_BLOCKS) this.askedBlocks.clear();
-    this.askedBlocks.add(key);
-    return false;
-  }
-
-  keepBlock(meta: SnapshotMeta, filterKey: string, block: number, chunk: Chunk) {
-    this.cache.remember(blockKey(meta.id, filterKey, block), chunk);
   }
 
   async chunks(meta: SnapshotMeta, from: number, to: number): Promise<Chunk[]> {

@@ -10,6 +10,7 @@ import { RecordIndexBuilder, type RecordIndex } from '../../store/record-index.j
 import { chunkIndexOf, timeAt } from './snapshot-reader.js';
 import type { ClockCache } from './clock-cache.js';
 import { chunkKey, itemKey, recordIndexKey } from './cache-sizes.js';
+import { RecentAsks } from './recent-asks.js';
 
 /** Records read per query when a snapshot's RecordIndex is loaded (a turn of the event loop between two). */
 const RECORD_PAGE = 4096;
@@ -49,7 +50,7 @@ export class DetailReads {
   /** Snapshots whose RecordIndex is larger than the whole budget: never loaded. */
   private readonly tooLarge = new Set<number>();
   /** Chunks a detail has missed once (read as the item alone): the next detail that misses one reads it whole. */
-  private readonly touched = new Set<string>();
+  private readonly touched = new RecentAsks<string>(MAX_TOUCHED);
 
   constructor(
     private readonly store: Store,
@@ -127,10 +128,9 @@ export class DetailReads {
   /** Whether a detail's miss on chunk `no` should read the whole chunk: the second such miss does. */
   private admit(snapshotId: number, no: number): boolean {
     const key = chunkKey(snapshotId, no);
-    if (this.touched.delete(key)) return true;
-    // A bound, not a tuning: forgetting every first touch only delays the chunks' admission.
-    if (this.touched.size >= MAX_TOUCHED) this.touched.clear();
-    this.touched.add(key);
+    // Forgotten once admitted: the chunk is kept from then on.
+    if (this.touched.forget(key)) return true;
+    this.touched.again(key);
     return false;
   }
 

@@ -18,6 +18,7 @@
  */
 import type { Chunk, SnapshotMeta } from '../../store/store.js';
 import { addRun, ChunkWalk, loadItems } from './page-chunks.js';
+import type { GatheredBlocks } from '../../snapshots/chunk-source.js';
 import { sliceItems, type ChunkSource } from './snapshot-reader.js';
 import { renderEntries } from './subset-page.js';
 
@@ -33,10 +34,11 @@ export const GATHER_ITEMS = 64;
  * positions in list order) joined by commas: views of the filter's blocks
  * when the source holds them, or has been asked for them before; otherwise
  * copied as any scattered page is. `filterKey` names the filter among the
- * snapshot's (Filters.key).
+ * snapshot's (Filters.key); `blocksOf` is where the source keeps blocks.
  */
 export async function gatheredItems(
   source: ChunkSource,
+  blocksOf: GatheredBlocks,
   meta: SnapshotMeta,
   filterKey: string,
   matched: Uint32Array,
@@ -51,12 +53,12 @@ export async function gatheredItems(
   let missing: number[] | null = null;
   let askedBefore = true;
   for (let g = first; g <= last; g++) {
-    const held = source.heldBlock!(meta, filterKey, g);
+    const held = blocksOf.held(meta, filterKey, g);
     if (held) blocks[g - first] = held;
     else {
       (missing ??= []).push(g);
       // Every missing block is asked about, so that each is remembered as asked for.
-      askedBefore = source.blockAskedBefore!(meta, filterKey, g) && askedBefore;
+      askedBefore = blocksOf.askedBefore(meta, filterKey, g) && askedBefore;
     }
   }
   if (missing && !askedBefore) return renderEntries(source, meta, matched.subarray(a, b), null);
@@ -64,7 +66,7 @@ export async function gatheredItems(
     const made = await Promise.all(missing.map((g) => gatherBlock(source, meta, matched, g)));
     for (let i = 0; i < missing.length; i++) {
       blocks[missing[i]! - first] = made[i]!;
-      source.keepBlock!(meta, filterKey, missing[i]!, made[i]!);
+      blocksOf.keep(meta, filterKey, missing[i]!, made[i]!);
     }
   }
   return sliceItems(blocks, a, b);
