@@ -286,6 +286,27 @@ export function subsetSuite(factory: StoreFactory) {
       );
     });
 
+    test('a filtered page asked for again (copied, then gathered, then from blocks) is the same bytes under the same strong ETag, and 304s', async () => {
+      const { company, key } = await companyWithKey(store, 'gathered-etag');
+      const kind = 'avisos-correctivo';
+      // 300 notices, a third of them open: the page below spans two blocks of 64 matches.
+      const n = (i: number) => ({ codigo: `AV-${i}`, fecha: null, cliente_id_erp: `C${i % 7}`, obra_id_erp: null, descripcion: `Aviso ñ ${i} ${'x'.repeat(i % 50)}`, estado: i % 3 === 0 ? 'abierto' : 'cerrado', prioridad: null });
+      await loadVersions(company.id, kind, [Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`A${String(i).padStart(3, '0')}`, n(i)]))]);
+      const url = `${server.baseUrl}/v1/${kind}?estado=abierto&limit=90&offset=20`;
+      const asks = [];
+      for (let ask = 0; ask < 3; ask++) asks.push(await request(url, { headers: { ...bearer(key), 'accept-encoding': 'identity' } }));
+      for (const res of asks) assert.equal(res.status, 200);
+      const etag = String(asks[0]!.headers.etag);
+      assert.match(etag, /^"/, 'a strong ETag');
+      for (const [i, res] of asks.entries()) {
+        assert.equal(res.text(), asks[0]!.text(), `ask ${i + 1}: the same bytes`);
+        assert.equal(res.headers.etag, etag, `ask ${i + 1}: the same ETag`);
+      }
+      assert.equal(asks[0]!.json().items.length, 80);
+      const again = await request(url, { headers: { ...bearer(key), 'if-none-match': etag } });
+      assert.equal(again.status, 304);
+    });
+
     test('a mirror of one customer\'s open notices: records entering, leaving, changing inside the subset and removed', async () => {
       const { company, key } = await companyWithKey(store, `mirror-story`);
       const get = getWith(key);
