@@ -103,8 +103,9 @@ export function unstagedBodiesSuite(factory: StoreFactory) {
             const at = FIRST + (n + 1) * DAY;
             const live = [...version.keys()];
             const touched = new Set<string>();
-            for (const k of night.changed) touched.add(live[k % live.length]!);
-            for (const k of night.removed) {
+            // A night after one that removed every record has none to change or remove.
+            for (const k of live.length > 0 ? night.changed : []) touched.add(live[k % live.length]!);
+            for (const k of live.length > 0 ? night.removed : []) {
               const gone = live[k % live.length]!;
               if (version.delete(gone)) touched.delete(gone);
             }
