@@ -1,12 +1,15 @@
 /**
- * Issue 23: a detail whose chunk is not in memory reads only its item from the
- * store (Store.readItem), and the chunk is read whole, and kept, the second
- * time one of its items misses. On both stores: the bytes must be exactly the
- * chunk's, and the cache must hold no chunk after a first miss.
+ * Issue 23: a detail whose chunk is not in memory, once the cache is full,
+ * reads only its item from the store (Store.readItem), and the chunk is read
+ * whole, and kept, the second time one of its items misses; while the cache
+ * has room, the first miss reads the chunk and keeps it. On both stores: the
+ * bytes must be exactly the chunk's, a first miss in a full cache keeps no
+ * chunk, and one with room keeps it.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { chunkKey } from '../../src/http/api/cache-sizes.js';
+import { CHUNK_TARGET_BYTES } from '../../src/store/chunk-builder.js';
 import { CachedChunkSource } from '../../src/http/api/cached-chunk-source.js';
 import { replaceRecords } from '../../src/snapshots/write-records.js';
 import type { Chunk, SnapshotMeta, Store } from '../../src/store/store.js';
@@ -15,7 +18,7 @@ import { storeFactories } from '../helpers/stores.js';
 import { companyWithKey } from '../helpers/test-server.js';
 
 for (const factory of await storeFactories()) {
-  describe(`details read their item alone on a first miss (${factory.name})`, { skip: factory.skip }, () => {
+  describe(`a detail's miss keeps its chunk while the cache has room, else reads its item alone first (${factory.name})`, { skip: factory.skip }, () => {
     let store: Store;
     let cleanup: () => Promise<void>;
     let meta: SnapshotMeta;
@@ -39,15 +42,33 @@ for (const factory of await storeFactories()) {
     });
     after(async () => cleanup?.());
 
-    test('every item, read alone and then from its kept chunk, is the chunk bytes', async () => {
-      const source = new CachedChunkSource(store, 64 << 20, 0);
+    /** A budget of one chunk and less than two chunks' room: every first miss finds the cache full. */
+    const fullBudget = () => {
+      const largest = Math.max(...chunks.map((c) => c.bytes.length + c.offsets.byteLength));
+      assert.ok(largest + 64 < 2 * CHUNK_TARGET_BYTES, `a chunk of ${largest} bytes`);
+      return largest + 64;
+    };
+
+    test('in a full cache, every item, read alone and then from a kept chunk, is the chunk bytes', async () => {
+      const source = new CachedChunkSource(store, fullBudget(), 0);
       for (let pos = 0; pos < meta.count; pos++) assert.deepEqual(await source.item(meta, pos), itemAt(pos), `pos ${pos}`);
-      // Every chunk was missed more than once: each is now in memory, and answers at once.
+      for (let pos = meta.count - 1; pos >= 0; pos--) assert.deepEqual(await source.item(meta, pos), itemAt(pos), `pos ${pos} again`);
+    });
+
+    test('with room in the cache, the first miss keeps its chunk, and every item is then in memory', async () => {
+      const source = new CachedChunkSource(store, 64 << 20, 0);
+      const read = store.readItemNow ? (pos: number) => source.cachedItem(meta, pos) : (pos: number) => source.item(meta, pos);
+      assert.deepEqual(await read(meta.chunkStarts[1]!), itemAt(meta.chunkStarts[1]!));
+      assert.equal(source.stats().entries, 1, 'the first miss kept the chunk');
+      assert.equal(source.stats().misses, 1);
+      for (let pos = 0; pos < meta.count; pos++) assert.deepEqual(await source.item(meta, pos), itemAt(pos), `pos ${pos}`);
+      // One read per chunk, and each is now in memory: every item answers at once.
+      assert.equal(source.stats().misses, chunks.length);
       for (let pos = 0; pos < meta.count; pos++) assert.deepEqual(source.cachedItem(meta, pos), itemAt(pos), `pos ${pos}`);
     });
 
-    test('a first miss keeps no chunk; the second miss in that chunk keeps it', async () => {
-      const source = new CachedChunkSource(store, 64 << 20, 0);
+    test('in a full cache, a first miss keeps no chunk; the second miss in that chunk keeps it', async () => {
+      const source = new CachedChunkSource(store, fullBudget(), 0);
       const [first, second] = [meta.chunkStarts[2]!, meta.chunkStarts[2]! + 1];
       const readNow = store.readItemNow ? (pos: number) => source.cachedItem(meta, pos) : undefined;
       assert.deepEqual(readNow ? readNow(first) : await source.item(meta, first), itemAt(first));

@@ -11,6 +11,7 @@ import { chunkIndexOf, timeAt } from './snapshot-reader.js';
 import type { ClockCache } from './clock-cache.js';
 import { chunkKey, itemKey, recordIndexKey } from './cache-sizes.js';
 import { RecentAsks } from './recent-asks.js';
+import { CHUNK_TARGET_BYTES } from '../../store/chunk-builder.js';
 
 /** Records read per query when a snapshot's RecordIndex is loaded (a turn of the event loop between two). */
 const RECORD_PAGE = 4096;
@@ -36,12 +37,16 @@ export interface ChunkReads {
  * the cache's budget: from then on a detail's record, and a 304, cost no read
  * at all, whichever ids are asked for.
  *
- * A chunk not in memory is not read whole for one item the first time: the
- * store sends only the item's bytes (~4 KB where the chunk is 64 KiB), and
- * the chunk is read and kept the second time one of its items misses. So
- * details spread over more chunks than the budget holds (a cold process, a
- * large company, CHUNK_CACHE_MB small) read what they send, and the chunks
- * asked for again still end up in memory.
+ * A chunk not in memory is read whole and kept at its first miss while the
+ * cache has room for it: keeping it evicts nothing, and its other items are
+ * then served without a read (a process filling its cache after a restart
+ * reads each chunk once, not an item and then the chunk). Once the cache is
+ * full, a chunk is not read whole for one item the first time: the store
+ * sends only the item's bytes (~4 KB where the chunk is 64 KiB), and the
+ * chunk is read and kept the second time one of its items misses. So details
+ * spread over more chunks than the budget holds (a large company,
+ * CHUNK_CACHE_MB small) read what they send and push out nothing for an id
+ * asked once, and the chunks asked for again still end up in memory.
  */
 export class DetailReads {
   /** Lookups that missed the RecordIndex, per snapshot, since its last load. */
@@ -125,8 +130,10 @@ export class DetailReads {
     return itemOf(read, pos);
   }
 
-  /** Whether a detail's miss on chunk `no` should read the whole chunk: the second such miss does. */
+  /** Whether a detail's miss on chunk `no` should read the whole chunk: any while the cache has room, else the second such miss. */
   private admit(snapshotId: number, no: number): boolean {
+    // Two chunks' worth: a chunk passes its target by up to an item, and keeping one must evict nothing.
+    if (this.cache.bytes + 2 * CHUNK_TARGET_BYTES <= this.cache.budgetBytes) return true;
     const key = chunkKey(snapshotId, no);
     // Forgotten once admitted: the chunk is kept from then on.
     if (this.touched.forget(key)) return true;
