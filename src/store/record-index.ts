@@ -16,6 +16,8 @@
  * if (k >= 0) serve(index.position(k), index.hash(k));
  */
 
+import { fnv1a } from '../domain/text-hash.js';
+
 /** A record as the index needs it. */
 export interface RecordRow {
   idErp: string;
@@ -150,11 +152,4 @@ export class RecordIndexBuilder {
     const hashes = this.hashes ? this.hashes.subarray(0, n * this.hashLength) : Buffer.alloc(0);
     return RecordIndex.of(this.parts.join(''), this.idStarts.subarray(0, n + 1), this.positions.subarray(0, n), hashes, this.hashLength);
   }
-}
-
-/** FNV-1a over the UTF-16 code units of `s[from, to)`: the same for equal strings, which is all the table needs. */
-function fnv1a(s: string, from = 0, to = s.length): number {
-  let h = 0x811c9dc5;
-  for (let i = from; i < to; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h >>> 0;
 }

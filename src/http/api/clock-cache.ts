@@ -75,6 +75,11 @@ export class ClockCache {
     return this.slots.size;
   }
 
+  /** Whether entries of `bytes` more would fit beside what is held, evicting nothing. */
+  hasRoomFor(bytes: number): boolean {
+    return this.entryBytes + this.outside + bytes <= this.budgetBytes;
+  }
+
   /**
    * Entries out, oldest first, until all fits the budget; one used since it
    * was last passed over goes to the end instead, unmarked (a pass marks

@@ -7,11 +7,11 @@
  */
 import type { Chunk, RecordRef, SnapshotMeta, Store } from '../../store/store.js';
 import { RecordIndexBuilder, type RecordIndex } from '../../store/record-index.js';
+import { CHUNK_TARGET_BYTES } from '../../store/chunk-builder.js';
 import { chunkIndexOf, timeAt } from './snapshot-reader.js';
 import type { ClockCache } from './clock-cache.js';
 import { chunkKey, itemKey, recordIndexKey } from './cache-sizes.js';
 import { RecentAsks } from './recent-asks.js';
-import { CHUNK_TARGET_BYTES } from '../../store/chunk-builder.js';
 
 /** Records read per query when a snapshot's RecordIndex is loaded (a turn of the event loop between two). */
 const RECORD_PAGE = 4096;
@@ -133,7 +133,7 @@ export class DetailReads {
   /** Whether a detail's miss on chunk `no` should read the whole chunk: any while the cache has room, else the second such miss. */
   private admit(snapshotId: number, no: number): boolean {
     // Two chunks' worth: a chunk passes its target by up to an item, and keeping one must evict nothing.
-    if (this.cache.bytes + 2 * CHUNK_TARGET_BYTES <= this.cache.budgetBytes) return true;
+    if (this.cache.hasRoomFor(2 * CHUNK_TARGET_BYTES)) return true;
     const key = chunkKey(snapshotId, no);
     // Forgotten once admitted: the chunk is kept from then on.
     if (this.touched.forget(key)) return true;

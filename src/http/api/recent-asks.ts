@@ -1,6 +1,6 @@
 /**
  * Keys asked for recently, for caches that keep something only when it is
- * asked for a second time (detail-reads.ts: a chunk missed twice;
+ * asked for a second time (detail-reads.ts: a chunk missed twice in a full cache;
  * gathered-blocks.ts: a filter's block asked for twice). At most `max` are
  * remembered; when full, all are forgotten at once: a bound, not a tuning
  * (forgetting only delays what a second ask would keep).
