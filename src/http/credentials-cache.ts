@@ -14,6 +14,9 @@ interface Entry {
   fetchedAt: number;
 }
 
+/** How long a checked credential is trusted before the store is asked again. */
+export const CREDENTIALS_TTL_MS = 500;
+
 /** Negative entries (unknown prefixes) are capped so random keys cannot grow memory. */
 const MAX_ENTRIES = 10_000;
 
@@ -24,7 +27,7 @@ export class CredentialsCache {
 
   constructor(
     private readonly store: Store,
-    private readonly ttlMs = 500,
+    private readonly ttlMs = CREDENTIALS_TTL_MS,
     private readonly flushEveryMs = 5000,
     /** The clock expiry is judged by (tests move it). */
     private readonly now: () => number = Date.now,
