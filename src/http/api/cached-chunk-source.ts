@@ -153,7 +153,7 @@ export class CachedChunkSource implements ChunkSource {
     const read = this.store.readChunksNow(meta.id, from, to);
     if (read.length !== to - from + 1) return undefined;
     this.cache.counts.misses += read.length;
-    for (const c of read) this.cache.remember(chunkKey(meta.id, c.chunkNo), c);
+    for (const c of read) this.cache.offer(chunkKey(meta.id, c.chunkNo), c);
     return read;
   }
 
@@ -202,7 +202,7 @@ export class CachedChunkSource implements ChunkSource {
       const item = read[j];
       if (!item) throw new Error(`snapshot ${meta.id} has no item at position ${pos}`);
       out[missing[j]!] = item;
-      this.cache.remember(itemKey(meta.id, pos), item);
+      this.cache.offer(itemKey(meta.id, pos), item);
     }
     return out;
   }
@@ -326,7 +326,7 @@ export class CachedChunkSource implements ChunkSource {
     return p;
   }
 
-  /** Reads `from..to` of a snapshot once, however many ask meanwhile, and remembers each entry read under `keyOf`. */
+  /** Reads `from..to` of a snapshot once, however many ask meanwhile, and offers each entry read to the cache under `keyOf`. */
   private coalesced<T extends Chunk | ChunkSegment | ThinChunk>(
     pending: Map<string, Promise<T[]>>,
     snapshotId: number,
@@ -340,7 +340,7 @@ export class CachedChunkSource implements ChunkSource {
     if (!p) {
       p = read().then((entries) => {
         this.cache.counts.misses += entries.length;
-        for (const e of entries) this.cache.remember(keyOf(e), e);
+        for (const e of entries) this.cache.offer(keyOf(e), e);
         return entries;
       });
       p.finally(() => pending.delete(key)).catch(() => {});

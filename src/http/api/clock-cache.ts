@@ -5,6 +5,10 @@
  * beside them (`outsideBytes`, the snapshot metas) pass the budget.
  */
 import { sizeOf, type Cached } from './cache-sizes.js';
+import { RecentAsks } from './recent-asks.js';
+
+/** Keys offered and not kept, remembered at most (a bound, see RecentAsks). */
+const MAX_OFFERED = 65_536;
 
 /** An entry, its bytes with its key's, and whether it was used since eviction last passed over it. */
 interface Slot {
@@ -27,6 +31,8 @@ export class ClockCache {
   private entryBytes = 0;
   /** Bytes counted in the budget but held elsewhere (CachedChunkSource's metas). */
   private outside = 0;
+  /** Keys offered while the cache was full and not kept: the next offer of one keeps it. */
+  private readonly offered = new RecentAsks<string>(MAX_OFFERED);
   /** Entries found, and entries read from the store by their owners (who count them). */
   readonly counts = { hits: 0, misses: 0 };
 
@@ -58,6 +64,40 @@ export class ClockCache {
     this.slots.set(key, { entry, bytes, used: false });
     this.entryBytes += bytes;
     this.fit();
+  }
+
+  /**
+   * Keeps `entry` when it fits beside what is held, evicting nothing, or
+   * when `key` was asked for before (`offer` or `noteAsk`) and not kept
+   * since; otherwise only remembers the ask. Whether it was kept.
+   *
+   * Why: once the cache is full, keeping every read evicts an entry for each
+   * one, and what is asked for once (a client walking a large company, a
+   * Zipf tail over many companies) pushes out what is asked for again. An
+   * evicted entry has lived long enough to be in V8's old generation, so its
+   * bytes stay in the process until a full collection (V8 starts one after
+   * 64 MB of such garbage): with CHUNK_CACHE_MB=32 that garbage was most of
+   * the process's memory above the cache. A read that is not kept dies young,
+   * and a young collection frees it.
+   */
+  offer(key: string, entry: Cached): boolean {
+    if (this.slots.has(key)) return true;
+    if (!this.hasRoomFor(slotBytes(key, entry)) && !this.offered.forget(key)) {
+      this.offered.again(key);
+      return false;
+    }
+    this.remember(key, entry);
+    return true;
+  }
+
+  /** Whether `key` was asked for since it was last kept or forgotten: `offer` would keep it now. */
+  askedBefore(key: string): boolean {
+    return this.offered.has(key);
+  }
+
+  /** Remembers an ask for `key` that read something smaller than its entry (a detail's item alone). */
+  noteAsk(key: string) {
+    this.offered.again(key);
   }
 
   /** Sets the bytes held beside the entries, and evicts entries until both fit. */

@@ -11,14 +11,11 @@ import { CHUNK_TARGET_BYTES } from '../../store/chunk-builder.js';
 import { chunkIndexOf, timeAt } from './snapshot-reader.js';
 import type { ClockCache } from './clock-cache.js';
 import { chunkKey, itemKey, recordIndexKey } from './cache-sizes.js';
-import { RecentAsks } from './recent-asks.js';
 
 /** Records read per query when a snapshot's RecordIndex is loaded (a turn of the event loop between two). */
 const RECORD_PAGE = 4096;
 /** Snapshots whose lookups are counted at once (see `noteMiss`); a bound, not a tuning. */
 const MAX_COUNTED_SNAPSHOTS = 4096;
-/** Chunks remembered as missed once by a detail (about 40 bytes each). */
-const MAX_TOUCHED = 65_536;
 
 /** Whole chunks, as CachedChunkSource reads and keeps them. */
 export interface ChunkReads {
@@ -54,8 +51,6 @@ export class DetailReads {
   private readonly loadingRecords = new Map<number, Promise<RecordIndex | null>>();
   /** Snapshots whose RecordIndex is larger than the whole budget: never loaded. */
   private readonly tooLarge = new Set<number>();
-  /** Chunks a detail has missed once (read as the item alone): the next detail that misses one reads it whole. */
-  private readonly touched = new RecentAsks<string>(MAX_TOUCHED);
 
   constructor(
     private readonly store: Store,
@@ -134,10 +129,10 @@ export class DetailReads {
   private admit(snapshotId: number, no: number): boolean {
     // Two chunks' worth: a chunk passes its target by up to an item, and keeping one must evict nothing.
     if (this.cache.hasRoomFor(2 * CHUNK_TARGET_BYTES)) return true;
+    // The cache's own record of asks: a chunk read whole after one of its items was read alone is kept at once.
     const key = chunkKey(snapshotId, no);
-    // Forgotten once admitted: the chunk is kept from then on.
-    if (this.touched.forget(key)) return true;
-    this.touched.again(key);
+    if (this.cache.askedBefore(key)) return true;
+    this.cache.noteAsk(key);
     return false;
   }
 
