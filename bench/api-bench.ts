@@ -11,6 +11,7 @@ import { code } from './clientes-fixture.js';
 import type { BenchDatabase } from './databases.js';
 import { COMPANY, reimportTime, waitForSegments, type Dataset } from './dataset.js';
 import { wholeIdSpaceDetails } from './detail-scenarios.js';
+import { allocatorOf, deploymentEnv } from './deployment-env.js';
 import { runLoad, type LoadResult } from './load.js';
 import { DIST, freePort, run, startMirador, startServer, type Server } from './processes.js';
 import { fmt, median } from './report.js';
@@ -44,7 +45,10 @@ export async function startReference(db: BenchDatabase, env: Record<string, stri
 
 export async function apiBench(ctx: BenchContext, db: BenchDatabase, data: Dataset): Promise<void> {
   const { report } = ctx;
-  let mirador = await startMirador(data.env, { cpus: SERVER_CPU });
+  // Mirador runs as the shipped unit runs it (its allocator first); the anchors are plain node.
+  const served = { ...data.env, ...deploymentEnv() };
+  let mirador = await startMirador(served, { cpus: SERVER_CPU });
+  process.stderr.write(`mirador serve runs on ${allocatorOf(mirador.child.pid!)} (deploy/mirador.service; --no-deploy-env for glibc)\n`);
   // The server's import process makes the gzip segments of what `mirador import` published.
   const waited = await waitForSegments(db.url);
   process.stderr.write(`gzip segments made by the server in ${(waited / 1000).toFixed(1)} s\n`);
@@ -294,7 +298,7 @@ async function downloads(ctx: BenchContext, db: BenchDatabase, data: Dataset, mi
   }
   for (let round = 0; round < ctx.rounds; round++) {
     await mirador.stop();
-    mirador = await startMirador(data.env, { cpus: SERVER_CPU });
+    mirador = await startMirador({ ...data.env, ...deploymentEnv() }, { cpus: SERVER_CPU });
     // A plain download first: chunks in the cache and code warm, as for any snapshot clients read;
     // what is measured next is compressing on demand.
     await download(mirador, data.key, false);

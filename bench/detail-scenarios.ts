@@ -24,6 +24,7 @@ import type { BenchDatabase } from './databases.js';
 import { COMPANY, type Dataset } from './dataset.js';
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
 import { DIST, freePort, MIRADOR, startMirador, startServer, type Server } from './processes.js';
+import { deploymentEnv } from './deployment-env.js';
 import { fmt, median } from './report.js';
 import { openStore } from '../src/store/open-store.js';
 import { timeAt } from '../src/http/api/snapshot-reader.js';
@@ -200,7 +201,9 @@ export async function wholeIdSpaceDetails(
  * `node --cpu-prof` (Node 20 refuses it in NODE_OPTIONS), so that each round's
  * server writes a V8 profile there when it stops (bench/cpuprofile-summary.ts).
  */
-async function startMiradorProfiled(env: Record<string, string>): Promise<Server> {
+async function startMiradorProfiled(datasetEnv: Record<string, string>): Promise<Server> {
+  // As the shipped unit runs it, as api-bench.ts starts it.
+  const env = { ...datasetEnv, ...deploymentEnv() };
   const dir = process.env.BENCH_CPU_PROF;
   if (!dir) return startMirador(env, { cpus: SERVER_CPU });
   const port = await freePort();
