@@ -72,3 +72,24 @@ for (const factory of await storeFactories()) {
     }
   });
 }
+
+describe('ClockCache.offer', () => {
+  test('keeps what fits, keeps in a full cache only what was asked for before, and noteAsk counts as that ask', async () => {
+    const { ClockCache } = await import('../../src/http/api/clock-cache.js');
+    const entry = () => Buffer.alloc(1000);
+    const cache = new ClockCache(2500);
+    cache.noteAsk('a');
+    assert.equal(cache.offer('a', entry()), true, 'room for it');
+    assert.equal(cache.askedBefore('a'), false, 'kept with room: its ask is forgotten too');
+    assert.equal(cache.offer('b', entry()), true, 'room for it');
+    assert.equal(cache.offer('c', entry()), false, 'full: the first offer only notes the ask');
+    assert.equal(cache.has('c'), false);
+    assert.equal(cache.askedBefore('c'), true);
+    assert.equal(cache.offer('c', entry()), true, 'the second offer keeps it');
+    assert.ok(cache.has('c') && cache.bytes <= 2500, 'and something was evicted for it');
+    assert.equal(cache.askedBefore('c'), false, 'a kept key is forgotten');
+    cache.noteAsk('d');
+    assert.equal(cache.offer('d', entry()), true, 'an ask noted before the read (a detail) makes the first offer keep it');
+    assert.equal(cache.offer('d', entry()), true, 'held already');
+  });
+});

@@ -81,7 +81,8 @@ export class ClockCache {
    */
   offer(key: string, entry: Cached): boolean {
     if (this.slots.has(key)) return true;
-    if (!this.hasRoomFor(slotBytes(key, entry)) && !this.offered.forget(key)) {
+    const asked = this.offered.forget(key);
+    if (!asked && !this.hasRoomFor(slotBytes(key, entry))) {
       this.offered.again(key);
       return false;
     }
