@@ -129,9 +129,9 @@ export async function apiBench(ctx: BenchContext, db: BenchDatabase, data: Datas
       ]);
       report.record(`${db.backend}:${s.name}`, { mirador: m, reference: r, tool: m[0]?.tool });
     }
-    mirador = await wholeIdSpaceDetails(ctx, db, data, mirador, reference, (name) => wanted(ctx, name));
+    mirador = await wholeIdSpaceDetails(ctx, db, data, served, mirador, reference, (name) => wanted(ctx, name));
     if (wanted(ctx, 'page cost')) await pageCostByPosition(ctx, db, data, mirador, since);
-    if (wanted(ctx, 'download')) mirador = await downloads(ctx, db, data, mirador, reference);
+    if (wanted(ctx, 'download')) mirador = await downloads(ctx, db, data, served, mirador, reference);
   } finally {
     await mirador.stop();
     await reference.stop();
@@ -276,7 +276,7 @@ async function download(server: Server, key: string, gzip: boolean): Promise<Dow
 }
 
 /** Full downloads; returns the Mirador server in use (it is restarted to empty its caches). */
-async function downloads(ctx: BenchContext, db: BenchDatabase, data: Dataset, mirador: Server, reference: Server): Promise<Server> {
+async function downloads(ctx: BenchContext, db: BenchDatabase, data: Dataset, served: Record<string, string>, mirador: Server, reference: Server): Promise<Server> {
   const section = ctx.report.section(
     `Full download, ${db.backend}: every customer at limit=1000 following next_offset`,
     ['download', 'Mirador ms', 'MiB', 'reference ms', 'MiB', 'ratio', 'target'],
@@ -298,7 +298,7 @@ async function downloads(ctx: BenchContext, db: BenchDatabase, data: Dataset, mi
   }
   for (let round = 0; round < ctx.rounds; round++) {
     await mirador.stop();
-    mirador = await startMirador({ ...data.env, ...deploymentEnv() }, { cpus: SERVER_CPU });
+    mirador = await startMirador(served, { cpus: SERVER_CPU });
     // A plain download first: chunks in the cache and code warm, as for any snapshot clients read;
     // what is measured next is compressing on demand.
     await download(mirador, data.key, false);

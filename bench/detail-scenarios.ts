@@ -24,7 +24,6 @@ import type { BenchDatabase } from './databases.js';
 import { COMPANY, type Dataset } from './dataset.js';
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
 import { DIST, freePort, MIRADOR, startMirador, startServer, type Server } from './processes.js';
-import { deploymentEnv } from './deployment-env.js';
 import { fmt, median } from './report.js';
 import { openStore } from '../src/store/open-store.js';
 import { timeAt } from '../src/http/api/snapshot-reader.js';
@@ -58,6 +57,8 @@ export async function wholeIdSpaceDetails(
   ctx: BenchContext,
   db: BenchDatabase,
   data: Dataset,
+  /** Mirador's environment: the dataset's and the unit's (api-bench.ts); the plain server gets the dataset's alone. */
+  served: Record<string, string>,
   mirador: Server,
   reference: Server,
   wanted: (name: string) => boolean,
@@ -109,7 +110,7 @@ export async function wholeIdSpaceDetails(
     /** Both servers afresh: empty process caches, code not yet compiled. */
     const restartBoth = async () => {
       await mirador.stop();
-      mirador = await startMiradorProfiled(data.env);
+      mirador = await startMiradorProfiled(served);
       await plain.stop();
       plain = await startPlain(db, data.env, plainFile);
     };
@@ -201,9 +202,7 @@ export async function wholeIdSpaceDetails(
  * `node --cpu-prof` (Node 20 refuses it in NODE_OPTIONS), so that each round's
  * server writes a V8 profile there when it stops (bench/cpuprofile-summary.ts).
  */
-async function startMiradorProfiled(datasetEnv: Record<string, string>): Promise<Server> {
-  // As the shipped unit runs it, as api-bench.ts starts it.
-  const env = { ...datasetEnv, ...deploymentEnv() };
+async function startMiradorProfiled(env: Record<string, string>): Promise<Server> {
   const dir = process.env.BENCH_CPU_PROF;
   if (!dir) return startMirador(env, { cpus: SERVER_CPU });
   const port = await freePort();

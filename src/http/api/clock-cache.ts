@@ -87,7 +87,8 @@ export class ClockCache {
       return false;
     }
     this.remember(key, entry);
-    return true;
+    // Not kept when larger than the whole budget.
+    return this.slots.has(key);
   }
 
   /** Whether `key` was asked for since it was last kept or forgotten: `offer` would keep it now. */
@@ -117,7 +118,7 @@ export class ClockCache {
 
   /** Whether entries of `bytes` more would fit beside what is held, evicting nothing. */
   hasRoomFor(bytes: number): boolean {
-    return this.entryBytes + this.outside + bytes <= this.budgetBytes;
+    return this.bytes + bytes <= this.budgetBytes;
   }
 
   /**

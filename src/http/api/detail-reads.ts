@@ -127,17 +127,13 @@ export class DetailReads {
 
   /** Whether a detail's miss on chunk `no` should read the whole chunk: any while the cache has room, else the second such miss. */
   private admit(snapshotId: number, no: number): boolean {
-    // The cache's own record of asks: a chunk read whole after one of its items was read alone is kept at once.
     const key = chunkKey(snapshotId, no);
     // Two chunks' worth: a chunk passes its target by up to an item, and keeping one must evict nothing.
-    if (this.cache.hasRoomFor(2 * CHUNK_TARGET_BYTES)) {
-      // Noted too: reads that end while this one waits (PostgreSQL) may fill the cache, and it is kept all the same.
-      this.cache.noteAsk(key);
-      return true;
-    }
-    if (this.cache.askedBefore(key)) return true;
+    const whole = this.cache.hasRoomFor(2 * CHUNK_TARGET_BYTES) || this.cache.askedBefore(key);
+    // An ask in the cache's own record either way: a chunk read whole is then kept by `offer` even if
+    // reads that ended while it waited (PostgreSQL) filled the cache; an item read alone makes the next miss whole.
     this.cache.noteAsk(key);
-    return false;
+    return whole;
   }
 
   /** Counts a lookup the RecordIndex could not answer, and starts loading it once they are enough. */
