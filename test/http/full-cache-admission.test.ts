@@ -4,7 +4,9 @@
  * once pushes nothing out; one read again is kept and evicts as before; while
  * the cache has room, the first read keeps it. On both stores, through the
  * asynchronous read and (SQLite) the synchronous one, and the bytes served
- * are the store's every time, kept or not.
+ * are the store's every time, kept or not. Over HTTP: a page, plain or thin,
+ * is the same bytes under the same ETag whether its chunks were read and
+ * dropped, read and kept, or held all along (contract: an ETag names exact bytes).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -13,7 +15,8 @@ import { replaceRecords } from '../../src/snapshots/write-records.js';
 import type { Chunk, SnapshotMeta, Store } from '../../src/store/store.js';
 import { customer, CUSTOMER_COLUMNS } from '../helpers/records.js';
 import { storeFactories } from '../helpers/stores.js';
-import { companyWithKey } from '../helpers/test-server.js';
+import { bearer, request } from '../helpers/http.js';
+import { companyWithKey, startServer, type TestServer } from '../helpers/test-server.js';
 
 for (const factory of await storeFactories()) {
   describe(`a full chunk cache keeps a chunk at its second read (${factory.name})`, { skip: factory.skip }, () => {
@@ -93,3 +96,54 @@ describe('ClockCache.offer', () => {
     assert.equal(cache.offer('d', entry()), true, 'held already');
   });
 });
+
+for (const factory of await storeFactories()) {
+  describe(`pages through a full chunk cache are the bytes and ETags of a roomy one (${factory.name})`, { skip: factory.skip }, () => {
+    let store: Store;
+    let cleanup: () => Promise<void>;
+    let small: TestServer;
+    let roomy: TestServer;
+    let key: string;
+
+    before(async () => {
+      ({ store, cleanup } = await factory.create());
+      const made = await companyWithKey(store, 'full-pages');
+      key = made.key;
+      // ~5 MB of items against a chunk share of 0.75 MiB: the small server's cache is full after a few pages.
+      const rows = Array.from({ length: 1500 }, (_, i) => {
+        const id = `C${String(i).padStart(5, '0')}`;
+        return customer(id, `Cliente ñ ${id}`, i + 2, { obs: `€ ${'z'.repeat(3000 + (i % 50))}` });
+      });
+      await replaceRecords(store, { companyId: made.company.id, kind: 'clientes', columns: CUSTOMER_COLUMNS, at: Date.parse('2026-05-01T00:00:00Z') }, rows);
+      small = await startServer(store, { CHUNK_CACHE_MB: '1' });
+      roomy = await startServer(store);
+    });
+    after(async () => {
+      await small?.close();
+      await roomy?.close();
+      await cleanup?.();
+    });
+
+    test('each page asked three times of the small server matches the roomy one', async () => {
+      const paths: string[] = [];
+      for (let offset = 0; offset < 1500; offset += 150) {
+        paths.push(`/v1/clientes?limit=100&offset=${offset}`, `/v1/clientes?fields=id_erp,nombre&limit=200&offset=${offset}`);
+      }
+      const get = async (server: TestServer, path: string) => {
+        const res = await request(`${server.baseUrl}${path}`, { headers: { ...bearer(key), 'accept-encoding': 'identity' } });
+        assert.equal(res.status, 200, path);
+        return { body: res.text(), etag: res.headers.etag };
+      };
+      for (const path of paths) {
+        const expected = await get(roomy, path);
+        for (let ask = 1; ask <= 3; ask++) assert.deepEqual(await get(small, path), expected, `${path}, ask ${ask}`);
+      }
+      // The small server's cache was full, so first reads were served and dropped.
+      const metrics = (await request(`${small.baseUrl}/metrics`)).text();
+      const metric = (cache: string, name: string) => Number(new RegExp(`^${name}\\{cache="${cache}"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
+      const held = metric('chunks', 'mirador_read_cache_bytes');
+      const share = metric('chunks', 'mirador_read_cache_budget_bytes');
+      assert.ok(held > share - 2 * 70_000 && held <= share, `chunks held ${held} of ${share}`);
+    });
+  });
+}
