@@ -56,8 +56,8 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
           return () => imports!.stop();
         },
         onImportQueued: () => imports?.wake(),
-        startDeliveries: async () => {
-          deliveries = startDeliveryThread(config.databaseUrl, config.webhooks, logger);
+        startDeliveries: async (store) => {
+          deliveries = await startDeliveryThread(config.databaseUrl, config.webhooks, logger, () => store.hasEnabledWebhookEndpoint());
           return () => deliveries!.stop();
         },
       });

@@ -41,8 +41,8 @@ export interface ServeOptions {
   startImportWorker?: (metrics: Metrics) => Promise<() => Promise<void>>;
   /** Wakes the import worker (in this process) when an upload is queued. */
   onImportQueued?: () => void;
-  /** Starts the webhook delivery loop (in the background, one per instance); returns its stop function. */
-  startDeliveries?: () => Promise<() => Promise<void>>;
+  /** Starts the webhook delivery loop (in the background, one per instance) when `store` has endpoints; returns its stop function. */
+  startDeliveries?: (store: Store) => Promise<() => Promise<void>>;
 }
 
 /** What a forked HTTP process sends the primary, which runs the import worker. */
@@ -64,7 +64,7 @@ export async function serve(
   const metrics = new Metrics();
   const stops: (() => Promise<void>)[] = [];
   if (cluster.isPrimary && options.startImportWorker) stops.push(await options.startImportWorker(metrics));
-  if (cluster.isPrimary && options.startDeliveries) stops.push(await options.startDeliveries());
+  if (cluster.isPrimary && options.startDeliveries) stops.push(await options.startDeliveries(store));
 
   if (cluster.isPrimary && options.workers > 1) {
     for (let i = 0; i < options.workers; i++) cluster.fork();

@@ -197,6 +197,8 @@ export interface EventStore {
   webhookEndpointById(id: number): Promise<WebhookEndpoint | null>;
   /** Oldest first. */
   listWebhookEndpoints(companyId: number): Promise<WebhookEndpoint[]>;
+  /** Whether any company has an enabled endpoint: a server without one starts no delivery thread (webhooks/delivery-thread.ts). */
+  hasEnabledWebhookEndpoint(): Promise<boolean>;
   /**
    * Disables (manually) or enables an endpoint. Enabling gives its pending
    * deliveries a fresh retry period, due now. Returns it, or null if unknown.

@@ -25,13 +25,70 @@ type FromThread =
   | { type: 'stopped' };
 
 export interface DeliveryThread {
+  /** Delivers what is due now (starting the thread first if an enabled endpoint now exists). */
   wake(): void;
   stop(): Promise<void>;
 }
 
+/**
+ * How often a server whose store has no enabled endpoint looks again: as often
+ * as the delivery loop itself polls, so an endpoint added elsewhere (the
+ * panel of another instance, the CLI) is served as soon as it would be.
+ */
+export const ENDPOINT_CHECK_MS = 1000;
+
 const MODULE = fileURLToPath(import.meta.url);
 
-export function startDeliveryThread(databaseUrl: string, config: WebhookConfig, logger: FastifyBaseLogger): DeliveryThread {
+/**
+ * Starts the delivery thread when `needed` (the store has an enabled
+ * endpoint) says so: now, or at a later check or wake. A thread is a second
+ * V8 isolate with its own store connection (12–15 MB of RSS measured), which a
+ * server with no webhooks has no use for. Once started it runs until `stop`.
+ */
+export async function startDeliveryThread(
+  databaseUrl: string,
+  config: WebhookConfig,
+  logger: FastifyBaseLogger,
+  needed: () => Promise<boolean>,
+): Promise<DeliveryThread> {
+  let thread: DeliveryThread | null = null;
+  let stopped = false;
+  let checking: Promise<void> | null = null;
+  let failing = false;
+  const check = () =>
+    (checking ??= (async () => {
+      try {
+        const want = await needed();
+        failing = false;
+        if (want && !thread && !stopped) {
+          thread = spawnThread(databaseUrl, config, logger);
+          clearInterval(timer);
+          logger.info('webhook delivery thread started');
+        }
+      } catch (err) {
+        // The store away: the next check tries again; one line per outage, not one a second.
+        if (!failing) logger.warn({ err }, 'could not check for webhook endpoints');
+        failing = true;
+      } finally {
+        checking = null;
+      }
+    })());
+  const timer = setInterval(() => void check(), ENDPOINT_CHECK_MS);
+  timer.unref();
+  await check();
+  if (!thread) logger.info('no enabled webhook endpoint: the delivery thread starts when one exists');
+  return {
+    wake: () => (thread ? thread.wake() : void check()),
+    stop: async () => {
+      stopped = true;
+      clearInterval(timer);
+      await checking;
+      await thread?.stop();
+    },
+  };
+}
+
+function spawnThread(databaseUrl: string, config: WebhookConfig, logger: FastifyBaseLogger): DeliveryThread {
   const worker = new Worker(MODULE, { workerData: { role: 'mirador-deliveries', databaseUrl, config } satisfies ThreadData });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   worker.on('message', (m: FromThread) => {

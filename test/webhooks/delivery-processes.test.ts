@@ -13,7 +13,7 @@ import type { Store } from '../../src/store/store.js';
 import { testEvent } from '../../src/webhooks/test-event.js';
 import { serveProcess, type ServeProcess } from '../helpers/cli.js';
 import { freshPostgresDatabase, postgresFactory, tempDir } from '../helpers/stores.js';
-import { sleep } from '../helpers/timing.js';
+import { sleep, waitUntil } from '../helpers/timing.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 const ALLOW = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE: 'true' };
@@ -65,6 +65,40 @@ describe('webhook delivery by mirador serve processes', () => {
       const logs = [...first.logs, ...second.logs].join('\n');
       assert.ok(logs.includes('webhook delivered'), 'attempts are logged');
       assert.ok(!logs.includes(secret), 'the signing secret never is');
+    } finally {
+      await r.close();
+      await store.close();
+      dir.remove();
+    }
+  });
+
+  test('a server with no enabled endpoint runs no delivery thread, and starts one when an endpoint appears elsewhere', async () => {
+    const dir = tempDir();
+    const env = { ...ALLOW, DATABASE_URL: `sqlite:${join(dir.path, 'mirador.db')}`, LOG_LEVEL: 'debug' };
+    const store: Store = new SqliteStore(join(dir.path, 'mirador.db'));
+    await store.migrate();
+    const r = await startReceiver((_req, _n, res) => res.writeHead(204).end());
+    try {
+      const company = await store.createCompany('lazy', 'Lazy');
+      // A disabled endpoint needs no thread either.
+      const off = await store.createWebhookEndpoint({ companyId: company.id, url: r.url, eventTypes: [], secret: 'whsec_0123456789abcdefghijABCDEFGHIJxyz' });
+      await store.setWebhookEndpointEnabled(off.id, false);
+      const server = await serveProcess(env);
+      servers.push(server);
+      // The first check is made before the server listens.
+      const started = () => server.logs.some((l) => l.includes('webhook delivery thread started'));
+      assert.ok(server.logs.some((l) => l.includes('no enabled webhook endpoint')), server.logs.join('\n'));
+      assert.equal(started(), false);
+
+      // Added by another process (the CLI, another instance's panel): no import wakes this server.
+      const e = await store.createWebhookEndpoint({ companyId: company.id, url: r.url, eventTypes: [], secret: 'whsec_abcdefghij0123456789ABCDEFGHIJxyz' });
+      const d = await store.queueDelivery(e.id, testEvent());
+      // Bounded (waitUntil): a thread that never starts would leave the delivery pending for ever.
+      await waitUntil('the delivery', async () => (await store.deliveryById(d.id))!.status === 'delivered');
+      assert.equal((await store.deliveryById(d.id))!.lastStatusCode, 204);
+      assert.equal(started(), true);
+      assert.equal(r.received.length, 1);
+      await server.stop();
     } finally {
       await r.close();
       await store.close();

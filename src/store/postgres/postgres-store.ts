@@ -264,6 +264,10 @@ export class PostgresStore extends PostgresAccounts implements Store {
     return webhooks.listEndpoints(this.db, companyId);
   }
 
+  hasEnabledWebhookEndpoint() {
+    return webhooks.anyEnabledEndpoint(this.db);
+  }
+
   setWebhookEndpointEnabled(id: number, enabled: boolean, audit?: AuditEvent) {
     return webhooks.setEndpointEnabled(this.db, id, enabled, audit);
   }

@@ -44,6 +44,10 @@ export async function listEndpoints(db: Db, companyId: number): Promise<WebhookE
   return (await db.rows<EndpointRow>('SELECT * FROM webhook_endpoints WHERE company_id = $1 ORDER BY id', [companyId])).map(toEndpoint);
 }
 
+export async function anyEnabledEndpoint(db: Db): Promise<boolean> {
+  return (await db.one('SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL LIMIT 1')) !== undefined;
+}
+
 export async function setEndpointEnabled(db: Db, id: number, enabled: boolean, audit?: AuditEvent): Promise<WebhookEndpoint | null> {
   const now = Date.now();
   await db.tx(async (c) => {

@@ -274,6 +274,10 @@ export class SqliteStore extends SqliteAccounts implements Store {
     return webhooks.listEndpoints(this.db, companyId);
   }
 
+  async hasEnabledWebhookEndpoint() {
+    return webhooks.anyEnabledEndpoint(this.db);
+  }
+
   async setWebhookEndpointEnabled(id: number, enabled: boolean, audit?: AuditEvent) {
     return webhooks.setEndpointEnabled(this.db, id, enabled, audit);
   }

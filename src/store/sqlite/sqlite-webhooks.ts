@@ -41,6 +41,10 @@ export function listEndpoints(db: Database, companyId: number): WebhookEndpoint[
   return (db.prepare('SELECT * FROM webhook_endpoints WHERE company_id = ? ORDER BY id').all(companyId) as EndpointRow[]).map(toEndpoint);
 }
 
+export function anyEnabledEndpoint(db: Database): boolean {
+  return db.prepare('SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL LIMIT 1').get() !== undefined;
+}
+
 export function setEndpointEnabled(db: Database, id: number, enabled: boolean, audit?: AuditEvent): WebhookEndpoint | null {
   const now = Date.now();
   db.transaction(() => {
