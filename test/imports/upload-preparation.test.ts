@@ -17,6 +17,7 @@ import { bearer, request } from '../helpers/http.js';
 import { sqlCounter, type SqlCounter } from '../helpers/sql-count.js';
 import { postgresFactory, sqliteFactory } from '../helpers/stores.js';
 import { companyWithKey, startServer, type TestServer } from '../helpers/test-server.js';
+import { signedIn } from '../helpers/panel.js';
 import { waitUntil } from '../helpers/timing.js';
 
 /** An upload's body that the test hands over piece by piece, as a slow client sends it. */
@@ -247,6 +248,34 @@ describe('imports prepared while the server stores their upload (PostgreSQL)', {
       assert.deepEqual(w.errors, []);
     } finally {
       await w.worker.stop();
+    }
+  });
+
+  test("an upload through the panel's form is prepared too", async () => {
+    const prepared = new Map<number, boolean>();
+    // Turning only when woken, as by the server: prepare when the upload begins, claim once it is queued.
+    const worker = new ImportWorker(store, {
+      snapshotRetentionMs: 60_000,
+      pollMs: 60_000,
+      prepareUploads: true,
+      events: { finished: (job, _report, wasPrepared) => prepared.set(job.id, wasPrepared) },
+    });
+    worker.start();
+    const server = await startServer(store, {}, {
+      onImportQueued: () => worker.wake(),
+      onImportReceiving: (importId, declaredBytes) => worker.prepare(importId, declaredBytes),
+    });
+    try {
+      const { client } = await signedIn(server, store, 'prep-form');
+      const res = await client.upload('clientes', customersCsv(ROWS));
+      assert.equal(res.status, 201, res.text);
+      const id = res.json().import_id as number;
+      await waitUntil('the import to end', () => prepared.has(id));
+      assert.equal(prepared.get(id), true);
+      assert.equal((await store.importById(id))?.status, 'succeeded');
+    } finally {
+      await worker.stop();
+      await server.close();
     }
   });
 
