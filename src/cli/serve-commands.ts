@@ -56,6 +56,7 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
           return () => imports!.stop();
         },
         onImportQueued: () => imports?.wake(),
+        onImportReceiving: (importId, declaredBytes) => imports?.prepare(importId, declaredBytes),
         startDeliveries: async (store) => {
           deliveries = await startDeliveryThread(config.databaseUrl, config.webhooks, logger, () => store.hasEnabledWebhookEndpoint());
           return () => deliveries!.stop();

@@ -40,6 +40,13 @@ export interface AppDeps {
   metrics?: Metrics;
   /** Called when an upload is queued, so the import worker takes it now rather than at its next poll. */
   onImportQueued?: () => void;
+  /**
+   * Called when an upload begins to be stored, with its import's id and the
+   * size its client declared (null when it declared none), where the store
+   * `writesWhileStoring`: the import worker may prepare the import meanwhile
+   * (imports/upload-preparation.ts).
+   */
+  onImportReceiving?: (importId: number, declaredBytes: number | null) => void;
   /** How long a key's checked entry is trusted, and the clock its expiry is judged by (tests set them). */
   credentialsCache?: { ttlMs?: number; now?: () => number };
 }
@@ -175,7 +182,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerEventRoutes(fastify, { store, credentials, compressed, keyLimiter, sandboxLimiter }, apiDocs(sandbox));
 
   registerOpsRoutes(fastify, store, metrics);
-  await fastify.register(panelPlugin, { prefix: '/panel', config, store, credentials, onImportQueued: deps.onImportQueued });
+  await fastify.register(panelPlugin, {
+    prefix: '/panel',
+    config,
+    store,
+    credentials,
+    onImportQueued: deps.onImportQueued,
+    onImportReceiving: deps.onImportReceiving,
+  });
 
   await fastify.ready();
   return {

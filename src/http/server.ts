@@ -7,7 +7,7 @@ import cluster from 'node:cluster';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import type { Store } from '../store/store.js';
-import { buildApp, type App } from './app.js';
+import { buildApp, type App, type AppDeps } from './app.js';
 import { Metrics } from './metrics.js';
 
 export interface RunningServer {
@@ -21,9 +21,9 @@ export async function startHttp(
   store: Store,
   logger: FastifyBaseLogger,
   metrics?: Metrics,
-  onImportQueued?: () => void,
+  imports: Pick<AppDeps, 'onImportQueued' | 'onImportReceiving'> = {},
 ): Promise<RunningServer> {
-  const app = await buildApp({ config, store, logger, metrics, onImportQueued });
+  const app = await buildApp({ config, store, logger, metrics, ...imports });
   const address = await app.fastify.listen({ port: config.port, host: config.host });
   return {
     app,
@@ -41,12 +41,16 @@ export interface ServeOptions {
   startImportWorker?: (metrics: Metrics) => Promise<() => Promise<void>>;
   /** Wakes the import worker (in this process) when an upload is queued. */
   onImportQueued?: () => void;
+  /** Names an upload being received to the import worker (in this process), which may prepare its import meanwhile. */
+  onImportReceiving?: (importId: number, declaredBytes: number | null) => void;
   /** Starts the webhook delivery loop (in the background, one per instance) when `store` has endpoints; returns its stop function. */
   startDeliveries?: (store: Store) => Promise<() => Promise<void>>;
 }
 
 /** What a forked HTTP process sends the primary, which runs the import worker. */
 const IMPORT_QUEUED = 'mirador:import-queued';
+const IMPORT_RECEIVING = 'mirador:import-receiving';
+type ImportReceiving = { type: typeof IMPORT_RECEIVING; importId: number; declaredBytes: number | null };
 
 /**
  * With `workers` > 1 the primary process forks that many HTTP processes (node's
@@ -70,6 +74,10 @@ export async function serve(
     for (let i = 0; i < options.workers; i++) cluster.fork();
     cluster.on('message', (_worker, message) => {
       if (message === IMPORT_QUEUED) options.onImportQueued?.();
+      else if ((message as ImportReceiving | null)?.type === IMPORT_RECEIVING) {
+        const m = message as ImportReceiving;
+        options.onImportReceiving?.(m.importId, m.declaredBytes);
+      }
     });
     let stopping = false;
     cluster.on('exit', (worker, code, signal) => {
@@ -91,8 +99,14 @@ export async function serve(
   }
 
   // A forked HTTP process has no worker of its own: it asks the primary to wake its.
-  const onImportQueued = cluster.isPrimary ? options.onImportQueued : () => process.send?.(IMPORT_QUEUED);
-  const server = await startHttp(config, store, logger, metrics, onImportQueued);
+  const imports = cluster.isPrimary
+    ? { onImportQueued: options.onImportQueued, onImportReceiving: options.onImportReceiving }
+    : {
+        onImportQueued: () => process.send?.(IMPORT_QUEUED),
+        onImportReceiving: (importId: number, declaredBytes: number | null) =>
+          process.send?.({ type: IMPORT_RECEIVING, importId, declaredBytes } satisfies ImportReceiving),
+      };
+  const server = await startHttp(config, store, logger, metrics, imports);
   logger.info({ address: server.address, pid: process.pid }, 'mirador listening');
   onSignals(async () => {
     await server.close();

@@ -243,7 +243,8 @@ async function finish(store: Store, job: ImportJob, { report, warnings, started,
 
 /**
  * An import parsed and written while its upload was still being stored (see
- * `mirador import`, cli/import-commands.ts): the snapshot is written but
+ * `mirador import`, cli/import-commands.ts, and `serve`'s import process,
+ * upload-preparation.ts): the snapshot is written but
  * neither published nor held. `applyPreparedImport` concludes it once the
  * import is claimed, if nothing it depends on changed meanwhile.
  */
@@ -294,6 +295,8 @@ export async function applyPreparedImport(
     if (!prepared.snapshot.keptLive) await store.discardSnapshot(prepared.snapshot.snapshotId);
     return null;
   }
+  // The stored size: a preparation may have begun before it was known (imports/upload-preparation.ts).
+  prepared.progress.report.bytes = job.sizeBytes;
   try {
     return await conclude(store, job, prepared.snapshot, options, prepared.progress);
   } catch (err) {

@@ -27,11 +27,16 @@ interface ProcessData {
 }
 
 // The settings go over the IPC channel, never in argv: DATABASE_URL may hold a password, and argv is public.
-type ToChild = { type: 'start'; data: ProcessData } | { type: 'wake' } | { type: 'stop' };
+type ToChild =
+  | { type: 'start'; data: ProcessData }
+  | { type: 'wake' }
+  | { type: 'prepare'; importId: number; declaredBytes: number | null }
+  | { type: 'stop' };
 
 type FromChild =
   | { type: 'started'; importId: number }
-  | { type: 'finished'; importId: number; report: ImportReport }
+  | { type: 'preparing'; importId: number }
+  | { type: 'finished'; importId: number; report: ImportReport; prepared: boolean }
   | { type: 'segmented'; snapshotId: number; chunks: number; ms: number }
   | { type: 'packed'; importId: number; plainBytes: number; packedBytes: number }
   | { type: 'error'; message: string };
@@ -39,6 +44,13 @@ type FromChild =
 export interface ImportProcess {
   /** Asks the worker to look for queued work now. */
   wake(): void;
+  /**
+   * Names an import whose upload is being stored, so that the worker may
+   * prepare it meanwhile (upload-preparation.ts). An optimisation only: when
+   * no child is there to hear it (between two), or the child is busy with an
+   * import, the import is applied from the store once queued, as any other.
+   */
+  prepare(importId: number, declaredBytes: number | null): void;
   /** Lets a running import complete, then ends the worker. */
   stop(): Promise<void>;
 }
@@ -75,10 +87,11 @@ export function startImportProcess(
     exited = new Promise((resolve) => (gone = resolve));
     c.on('message', (m: FromChild) => {
       if (m.type === 'started') logger.info({ importId: m.importId, pid: c.pid }, 'import started');
+      else if (m.type === 'preparing') logger.info({ importId: m.importId, pid: c.pid }, 'import preparing while its upload is stored');
       else if (m.type === 'finished') {
         const r = m.report;
         logger.info(
-          { importId: m.importId, kind: r.kind, status: r.status, rows: r.rows_read, ms: r.duration_ms, error: r.error?.code },
+          { importId: m.importId, kind: r.kind, status: r.status, rows: r.rows_read, ms: r.duration_ms, error: r.error?.code, prepared: m.prepared },
           'import finished',
         );
         onFinished?.(r);
@@ -116,6 +129,7 @@ export function startImportProcess(
   return {
     // A wake that falls between two children is not lost: a new child looks for work first thing.
     wake: () => send({ type: 'wake' }),
+    prepare: (importId, declaredBytes) => send({ type: 'prepare', importId, declaredBytes }),
     stop: async () => {
       stopping = true;
       if (restart) clearTimeout(restart);
@@ -160,16 +174,18 @@ function childMain() {
           uploadRetentionMs: m.data.uploadRetentionMs,
           makeSegments: true,
           packUploads: true,
+          prepareUploads: true,
           events: {
             started: (job) => {
               claimed = true;
               post({ type: 'started', importId: job.id });
             },
+            preparing: (importId) => post({ type: 'preparing', importId }),
             // One import per process: exiting now returns everything it allocated. The next
             // process makes the published snapshot's gzip segments, when no import is waiting.
             // stopClaiming at once: the loop must not claim more work before `stop` reaches it.
-            finished: (job, report) => {
-              post({ type: 'finished', importId: job.id, report });
+            finished: (job, report, prepared) => {
+              post({ type: 'finished', importId: job.id, report, prepared });
               worker.stopClaiming();
               void stop();
             },
@@ -199,7 +215,9 @@ function childMain() {
         process.exit(1);
       });
     } else if (m.type === 'wake') void running?.then((r) => r.worker.wake());
-    // An import in hand completes; a segment pass stops between two batches and is given back.
+    else if (m.type === 'prepare') void running?.then((r) => r.worker.prepare(m.importId, m.declaredBytes));
+    // An import in hand completes; a segment pass stops between two batches and is given back; a
+    // preparation is aborted and what it wrote discarded.
     else if (m.type === 'stop') void stop();
   });
   // The parent is gone (killed): complete the import in hand, as a graceful stop would, then end.

@@ -2,8 +2,12 @@
  * The background worker: claims queued imports from the store, applies them
  * one at a time, keeps a heartbeat, recovers imports whose worker died,
  * sweeps superseded snapshots and old uploads, and packs the uploads of ended
- * imports. Runs in a child process under `serve` (see import-process.ts) and
- * in-process under `mirador import`.
+ * imports. Under `serve` it also prepares an import while its upload is
+ * being stored (upload-preparation.ts). Runs in a child process under `serve`
+ * (see import-process.ts) and in-process under `mirador import`.
+ *
+ * One heavy task at a time, for memory (an import process stays under 300 MB
+ * RSS): an import, a preparation, a segment pass or a packing.
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -15,6 +19,7 @@ import { WakeableSleep } from '../domain/wakeable-sleep.js';
 import { writeChunkSegments, type SegmentStats } from '../snapshots/chunk-segments.js';
 import { applyImport, applyPreparedImport, type PreparedImport } from './apply-import.js';
 import type { ImportReport } from './import-report.js';
+import { UploadPreparation } from './upload-preparation.js';
 
 /** An import interrupted this many times is failed rather than retried again. */
 const MAX_ATTEMPTS = 3;
@@ -42,7 +47,10 @@ const PACK_AFTER_MS = 10 * 60_000;
 
 export interface WorkerEvents {
   started?(job: ImportJob): void;
-  finished?(job: ImportJob, report: ImportReport): void;
+  /** `prepared`: concluded with what was prepared while its upload was stored. */
+  finished?(job: ImportJob, report: ImportReport, prepared: boolean): void;
+  /** A preparation of import `importId` began (see `prepare`). */
+  preparing?(importId: number): void;
   /** A live snapshot's gzip segments are written (see `makeSegments`). */
   segmented?(snapshotId: number, stats: SegmentStats): void;
   /** An ended import's stored upload is packed (see `packUploads`). */
@@ -88,6 +96,12 @@ export class ImportWorker {
   private nextPackPass = 0;
   /** The pass in progress has looked at the uploads of imports up to this id. */
   private packedUpTo = 0;
+  /** An import `prepare` was asked for, until the loop begins its preparation. */
+  private wanted: { importId: number; declaredBytes: number | null } | null = null;
+  /** The preparation running or ended, until its import is claimed here or it is given up. */
+  private preparation: UploadPreparation | null = null;
+  /** An import is claimed and not yet applied. */
+  private inHand = false;
 
   constructor(
     private readonly store: Store,
@@ -123,6 +137,12 @@ export class ImportWorker {
        * after an import must not wait behind the packing of its upload.
        */
       packUploadsAfterMs?: number;
+      /**
+       * Whether `prepare` is heeded (where the store `writesWhileStoring`): a
+       * serving process's worker prepares an upload's import while the HTTP
+       * process stores it; `mirador import` prepares its own (prepared-import.ts).
+       */
+      prepareUploads?: boolean;
     },
   ) {}
 
@@ -135,10 +155,42 @@ export class ImportWorker {
     this.pause.wake();
   }
 
-  /** Stops claiming and waits for the import in progress to end. */
+  /**
+   * Stops claiming and waits for the import in progress to end. A
+   * preparation is aborted, and what it wrote discarded.
+   */
   async stop() {
     this.stopClaiming();
+    this.preparation?.abort();
     await this.loop;
+    const left = this.preparation;
+    this.preparation = null;
+    this.wanted = null;
+    // With the database away, the sweep removes the snapshot later (its import is not queued then).
+    await left?.giveUp().catch((err: unknown) => this.options.events?.error?.(err));
+  }
+
+  /**
+   * Prepares import `importId` while its upload is being stored (see
+   * upload-preparation.ts); `declaredBytes` is the size its client announced,
+   * if any. Only with `prepareUploads`, on a store that `writesWhileStoring`;
+   * ignored while an import is in hand or another is prepared (a second
+   * upload is applied from the store as usual). It begins at the loop's next
+   * turn: a segment pass in progress stops between two batches for it, a
+   * packing (one transaction) is waited for. Until it is used or given up,
+   * the loop makes no segments and packs nothing.
+   */
+  prepare(importId: number, declaredBytes: number | null = null): void {
+    if (!this.options.prepareUploads || !this.store.writesWhileStoring || this.stopping) return;
+    if (this.inHand || this.wanted || this.preparation) return;
+    this.wanted = { importId, declaredBytes };
+    this.wake();
+  }
+
+  /** The preparation in hand, if any: its import, the upload's bytes it has read, whether it runs. */
+  preparationState(): { importId: number; bytesRead: number; running: boolean } | null {
+    const p = this.preparation;
+    return p && { importId: p.importId, bytesRead: p.bytesRead, running: p.running };
   }
 
   /**
@@ -153,13 +205,28 @@ export class ImportWorker {
 
   /**
    * Claims and applies one import if one is ready; returns it, or null.
-   * When the claimed import is `prepared`'s, it is concluded with what was
-   * prepared, if that still stands (apply-import.ts, `applyPreparedImport`).
+   * When the claimed import is `prepared`'s, or the one this worker prepares
+   * (`prepare`), it is concluded with what was prepared, if that still stands
+   * (apply-import.ts, `applyPreparedImport`). Another import is applied only
+   * once this worker's preparation is aborted and discarded.
    */
   async runOnce(prepared?: PreparedImport | null): Promise<{ job: ImportJob; report: ImportReport; prepared: boolean } | null> {
     await this.housekeeping();
     const job = await this.store.claimImport(this.id);
     if (!job) return null;
+    this.inHand = true;
+    // Asked for while this was claimed: too late, the import in hand comes first.
+    this.wanted = null;
+    const own = this.preparation;
+    this.preparation = null;
+    try {
+      return await this.apply(job, own, prepared);
+    } finally {
+      this.inHand = false;
+    }
+  }
+
+  private async apply(job: ImportJob, own: UploadPreparation | null, prepared?: PreparedImport | null) {
     this.options.events?.started?.(job);
     let lastBeat = 0;
     const progress = { rowsRead: 0, bytesRead: 0 };
@@ -181,9 +248,20 @@ export class ImportWorker {
       this.store.heartbeatImport(job.id, progress).catch((err: unknown) => this.options.events?.error?.(err));
     }, IDLE_HEARTBEAT_MS);
     try {
+      if (own && own.importId !== job.id) {
+        // Never two at once: the preparation stops (its upload's reader throws) before this import
+        // starts. A snapshot it could not discard is swept later.
+        await own.giveUp().catch((err: unknown) => this.options.events?.error?.(err));
+        own = null;
+      }
+      if (own) {
+        // Its upload is stored whole now: the preparation reads to its end, reporting as the import does.
+        own.onProgress = options.onProgress;
+        prepared = await own.outcome();
+      }
       const concluded = prepared?.importId === job.id ? await applyPreparedImport(this.store, job, prepared, options) : null;
       const report = concluded ?? (await applyImport(this.store, job, options));
-      this.options.events?.finished?.(job, report);
+      this.options.events?.finished?.(job, report, concluded !== null);
       return { job, report, prepared: concluded !== null };
     } finally {
       clearInterval(idleBeat);
@@ -204,7 +282,8 @@ export class ImportWorker {
     try {
       // A shutdown does not wait for a pass (seconds): it stops between two batches, and
       // another process takes the pass up again.
-      const stats = await writeChunkSegments(this.store, snapshotId, { shouldStop: () => this.stopping });
+      // Nor does an upload to prepare: its preparation must not run beside the pass (memory).
+      const stats = await writeChunkSegments(this.store, snapshotId, { shouldStop: () => this.stopping || this.wanted !== null });
       if (!stats.complete) await this.store.releaseSegmentPass(snapshotId);
       else {
         await this.store.finishSegmentPass(snapshotId);
@@ -219,16 +298,52 @@ export class ImportWorker {
   private async run() {
     while (!this.stopping) {
       try {
+        this.beginPreparation();
         if (await this.runOnce()) continue;
-        // Imports first: segments only speed up reads of what is already published.
-        if (this.options.makeSegments && (await this.segmentOnce())) continue;
-        if (this.options.packUploads && (await this.packOnce())) continue;
+        if (this.preparation) await this.reviewPreparation(this.preparation);
+        // Imports first: segments only speed up reads of what is already published. Neither
+        // beside a preparation (memory); one asked for begins at the next turn (`prepare` woke it).
+        else if (this.wanted === null) {
+          if (this.options.makeSegments && (await this.segmentOnce())) continue;
+          if (this.options.packUploads && (await this.packOnce())) continue;
+        }
       } catch (err) {
         // An outage or a bug: report it and wait for the next poll rather than spin.
         this.options.events?.error?.(err);
       }
       await this.pause.sleep(this.options.pollMs ?? 1000);
     }
+  }
+
+  private beginPreparation() {
+    const wanted = this.wanted;
+    if (!wanted || this.preparation) return;
+    this.wanted = null;
+    this.preparation = new UploadPreparation(this.store, wanted.importId, wanted.declaredBytes, { threadFromBytes: this.options.threadFromBytes });
+    this.options.events?.preparing?.(wanted.importId);
+  }
+
+  /**
+   * After a turn that claimed nothing, gives the preparation up when it
+   * stalled (upload-preparation.ts, `stalled`), failed, or its import will not be claimed
+   * here: another process took it, it is gone, or it stays queued behind an
+   * import of its company and kind that runs or is held. Queued and not
+   * claimed is seen once when its upload has only just been stored; twice
+   * means a claim came after it was queued and passed it over.
+   */
+  private async reviewPreparation(p: UploadPreparation) {
+    if (p.running) {
+      // It ends at once; the next turn gives it up.
+      if (p.stalled()) p.abort();
+      return;
+    }
+    const status = (await p.outcome()) && (await this.store.importById(p.importId))?.status;
+    if (status === 'queued' && !p.seenQueued) {
+      p.seenQueued = true;
+      return;
+    }
+    this.preparation = null;
+    await p.giveUp();
   }
 
   /**

@@ -288,6 +288,13 @@ export class UploadTooLargeError extends Error {
   }
 }
 
+/** Thrown by `readReceivingUpload` when the import is gone: its upload was cut off, and removed. */
+export class UploadGoneError extends Error {
+  constructor(readonly importId: number) {
+    super(`Import ${importId} is gone: its upload was cut off before it was stored whole.`);
+  }
+}
+
 /** Thrown by `writeSnapshot` when `id_erp` repeats; names some of them. */
 export class DuplicateIdError extends Error {
   constructor(readonly duplicates: { idErp: string; line: number; firstLine: number }[]) {

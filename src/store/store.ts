@@ -43,6 +43,7 @@ import type {
   ChunkSegment,
   RecordRef,
   UploadTooLargeError,
+  UploadGoneError,
   DuplicateIdError,
   StoreUnavailableError,
 } from './store-records.js';
@@ -71,9 +72,11 @@ export interface Store extends EventStore {
   /**
    * Whether a snapshot may be written while an upload is being stored, each
    * on a connection of its own (PostgreSQL): `mirador import` then prepares
-   * the import while it stores the file (imports/prepared-import.ts). SQLite's
-   * one connection would put the upload's writes inside the snapshot's
-   * transaction.
+   * the import while it stores the file (imports/prepared-import.ts), and
+   * `serve`'s import process while the HTTP process stores an upload, from
+   * `readReceivingUpload` (imports/upload-preparation.ts). SQLite's one
+   * connection would put the upload's writes inside the snapshot's
+   * transaction; its `readReceivingUpload` throws.
    */
   readonly writesWhileStoring: boolean;
 
@@ -226,6 +229,20 @@ export interface Store extends EventStore {
    */
   claimImport(worker: string): Promise<ImportJob | null>;
   readImportFile(id: number): AsyncIterable<Buffer>;
+  /**
+   * The upload of import `id` while it is still being received, where the
+   * store `writesWhileStoring` (the other adapters throw): each blob once it
+   * is committed, in order, waiting (without holding a connection) while the
+   * import is `receiving`; it ends after the last blob once the import is
+   * queued (or later), and throws UploadGoneError when the import is gone
+   * (its upload was cut off) and `signal`'s reason, promptly, when aborted.
+   * `serve`'s import worker prepares an import from it (imports/upload-preparation.ts).
+   *
+   * @example
+   * const stop = new AbortController();
+   * for await (const blob of store.readReceivingUpload(importId, stop.signal)) parse(blob);
+   */
+  readReceivingUpload(id: number, signal: AbortSignal): AsyncIterable<Buffer>;
   /** Progress and liveness of a running import. */
   heartbeatImport(id: number, progress: { rowsRead: number; bytesRead: number }): Promise<void>;
   /** Ends a running import as failed (nothing published). */

@@ -19,9 +19,13 @@ export interface PanelServer extends TestServer {
 }
 
 export async function startPanelServer(store: Store, env: Record<string, string> = {}): Promise<PanelServer> {
-  const newWorker = () => new ImportWorker(store, { snapshotRetentionMs: 60_000, pollMs: 200 });
+  // As `serve`'s import process: on PostgreSQL, an upload's import is prepared while it is stored.
+  const newWorker = () => new ImportWorker(store, { snapshotRetentionMs: 60_000, pollMs: 200, prepareUploads: true });
   let worker: ImportWorker | null = newWorker();
-  const server = await startServer(store, env, { onImportQueued: () => worker?.wake() });
+  const server = await startServer(store, env, {
+    onImportQueued: () => worker?.wake(),
+    onImportReceiving: (importId, declaredBytes) => worker?.prepare(importId, declaredBytes),
+  });
   worker.start();
   return {
     ...server,

@@ -19,7 +19,7 @@ export interface TestServer {
 export async function startServer(
   store: Store,
   env: Record<string, string> = {},
-  deps: Pick<AppDeps, 'onImportQueued' | 'credentialsCache'> = {},
+  deps: Pick<AppDeps, 'onImportQueued' | 'onImportReceiving' | 'credentialsCache'> = {},
 ): Promise<TestServer> {
   const config = loadConfig({ LOG_LEVEL: 'silent', ...env });
   sharedSandbox ??= new SandboxSnapshots();

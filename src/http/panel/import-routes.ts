@@ -9,7 +9,7 @@ import type { ImportReport } from '../../imports/import-report.js';
 import { ApiError } from '../errors.js';
 import { auditEvent, uploadAudit } from '../../domain/audit.js';
 import { HELP_SEEN_COOKIE } from './credential-routes.js';
-import { admin, csrfBinding, CsrfError, pageContext, sendPage, type PanelDeps } from './panel-context.js';
+import { admin, announceReceiving, csrfBinding, CsrfError, pageContext, sendPage, type PanelDeps } from './panel-context.js';
 import { removedSample } from './held-sample.js';
 import { importPage } from './views/import-page.js';
 import { kindPage, type Preview } from './views/kind-page.js';
@@ -111,12 +111,15 @@ export function registerImportRoutes(app: FastifyInstance, deps: PanelDeps) {
         continue;
       }
       const filename = cleanFilename(part.filename, kind);
+      // The file's own size is not sent; the form's is, a few hundred bytes over it.
+      const length = Number(request.headers['content-length']);
+      const declared = isGzipName(part.filename) || !Number.isSafeInteger(length) ? null : length;
       job = await store.createImport(
         { companyId: company.id, kind, filename, source: 'panel' },
         // A `.csv.gz` is stored decompressed (compressed-upload.ts); a gzip body is recognised whatever its name.
         plainUpload(part.file, isGzipName(part.filename)),
         config.maxUploadBytes,
-        undefined,
+        announceReceiving(deps, declared),
         uploadAudit(who, company.id, kind, filename, 'panel'),
       );
     }

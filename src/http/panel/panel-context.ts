@@ -33,6 +33,8 @@ export interface PanelDeps {
   reveals: SecretReveals;
   throttle: SignInThrottle;
   onImportQueued: () => void;
+  /** An upload begins to be stored (see AppDeps); only called where the store `writesWhileStoring`. */
+  onImportReceiving: (importId: number, declaredBytes: number | null) => void;
   assets: { css: string; js: string };
 }
 
@@ -51,6 +53,16 @@ declare module 'fastify' {
     /** The handler checks the CSRF token itself (multipart uploads, whose fields arrive as a stream). */
     csrfInHandler?: boolean;
   }
+}
+
+/**
+ * `createImport`'s `onCreated` for an upload: names the new import to the
+ * import process while the upload is still stored, where the store can write
+ * a snapshot meanwhile (the process then prepares the import from the blobs
+ * as they land). `declaredBytes`: the size the client announced, if any.
+ */
+export function announceReceiving(deps: PanelDeps, declaredBytes: number | null): ((id: number) => void) | undefined {
+  return deps.store.writesWhileStoring ? (id) => deps.onImportReceiving(id, declaredBytes) : undefined;
 }
 
 /** A form posted without its CSRF token (or with another visitor's). */

@@ -38,6 +38,7 @@ export interface PanelOptions {
   store: Store;
   credentials: CredentialsCache;
   onImportQueued?: () => void;
+  onImportReceiving?: (importId: number, declaredBytes: number | null) => void;
 }
 
 /** The stylesheet and script live beside this file in the repository; compiled code runs from dist/. */
@@ -77,6 +78,7 @@ export async function panelPlugin(app: FastifyInstance, options: PanelOptions) {
     reveals: new SecretReveals(secret),
     throttle: new SignInThrottle(createThrottleBackend(config.redisUrl, store, app.log)),
     onImportQueued: options.onImportQueued ?? (() => {}),
+    onImportReceiving: options.onImportReceiving ?? (() => {}),
     assets: { css: versioned(dir, 'panel.css'), js: versioned(dir, 'panel.js') },
   };
 

@@ -15,7 +15,7 @@ import { plainUpload } from '../../imports/compressed-upload.js';
 import { expiredRefusal, presentedToken } from '../api/api-auth.js';
 import { ApiError } from '../errors.js';
 import { cleanFilename, kindParam, ownImport } from './import-routes.js';
-import type { PanelDeps } from './panel-context.js';
+import { announceReceiving, type PanelDeps } from './panel-context.js';
 import { FINAL_STATUSES } from './views/import-page.js';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -89,12 +89,14 @@ export function registerUploadApi(api: FastifyInstance, deps: PanelDeps) {
     }
     const filename = cleanFilename((request.query as { filename?: string }).filename, kind);
     const source = `token:${request.credential!.prefix}`;
+    // A compressed body's length is not the size of the CSV the import will read.
+    const declared = compressed || length === undefined ? null : Number(length);
     const job = await store.createImport(
       { companyId, kind, filename, source },
       // Stored decompressed (compressed-upload.ts): MAX_UPLOAD_BYTES bounds what it inflates to.
       plainUpload(request.raw, compressed),
       config.maxUploadBytes,
-      undefined,
+      announceReceiving(deps, Number.isSafeInteger(declared) ? declared : null),
       uploadAudit(tokenActor(request.credential!.prefix, request.ip), companyId, kind, filename, source),
     );
     deps.onImportQueued();

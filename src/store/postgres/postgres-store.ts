@@ -83,6 +83,10 @@ export class PostgresStore extends PostgresAccounts implements Store {
     return uploads.readImportFile(this.db, id);
   }
 
+  readReceivingUpload(id: number, signal: AbortSignal): AsyncIterable<Buffer> {
+    return uploads.readReceivingUpload(this.db, id, signal);
+  }
+
   heartbeatImport(id: number, progress: { rowsRead: number; bytesRead: number }): Promise<void> {
     return imports.heartbeatImport(this.db, id, progress);
   }

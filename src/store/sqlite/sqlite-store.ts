@@ -78,6 +78,11 @@ export class SqliteStore extends SqliteAccounts implements Store {
     return uploads.readImportFile(this.db, id);
   }
 
+  // Not `writesWhileStoring`: the import is applied once its upload is stored.
+  readReceivingUpload(): AsyncIterable<Buffer> {
+    throw new Error('SQLite does not write a snapshot while an upload is being stored (writesWhileStoring): read it once stored, with readImportFile.');
+  }
+
   async heartbeatImport(id: number, progress: { rowsRead: number; bytesRead: number }): Promise<void> {
     imports.heartbeatImport(this.db, id, progress);
   }
