@@ -110,6 +110,19 @@ describe('imports prepared while the server stores their upload (PostgreSQL)', {
     };
   }
 
+  /** Runs `body` with a worker and an API server of its own, then checks the worker reported no error and stops both. */
+  async function withWorkerAndServer(body: (w: ReturnType<typeof startWorker>, server: TestServer) => Promise<void>) {
+    const w = startWorker();
+    const server = await startServer(store);
+    try {
+      await body(w, server);
+      assert.deepEqual(w.errors, []);
+    } finally {
+      await w.worker.stop();
+      await server.close();
+    }
+  }
+
   /**
    * Starts storing `file` for `companyId` as an upload through the server does, naming the new
    * import to the worker at once; sends its first piece and waits until the worker's preparation
@@ -144,9 +157,7 @@ describe('imports prepared while the server stores their upload (PostgreSQL)', {
   }
 
   test('prepared from the blobs as they land, concluded when claimed, and serving what an ordinary import serves', async () => {
-    const w = startWorker();
-    const server = await startServer(store);
-    try {
+    await withWorkerAndServer(async (w, server) => {
       const prepared = await companyWithKey(store, 'prep-same');
       const ordinary = await companyWithKey(store, 'prep-ordinary');
       // A first import (records written as they arrive), then a re-import changing 1% (staged and compared).
@@ -169,17 +180,11 @@ describe('imports prepared while the server stores their upload (PostgreSQL)', {
         assert.equal(a.items, b.items);
         assert.equal(await unpublished(prepared.company.id), 0);
       }
-      assert.deepEqual(w.errors, []);
-    } finally {
-      await w.worker.stop();
-      await server.close();
-    }
+    });
   });
 
   test('an upload cut off mid-way: the preparation ends, nothing is left staged, and the previous data still serves', async () => {
-    const w = startWorker();
-    const server = await startServer(store);
-    try {
+    await withWorkerAndServer(async (w, server) => {
       const { company, key } = await companyWithKey(store, 'prep-cut');
       const first = await store.createImport({ companyId: company.id, kind: 'clientes', filename: 'v1.csv', source: 'test' }, whole(customersCsv(500)), MAX_BYTES);
       assert.equal((await w.ended(first.id)).report.status, 'succeeded');
@@ -192,17 +197,11 @@ describe('imports prepared while the server stores their upload (PostgreSQL)', {
       assert.equal(await store.importById(upload.importId), null);
       assert.equal(await unpublished(company.id), 0);
       assert.deepEqual(await served(server, key), before);
-      assert.deepEqual(w.errors, []);
-    } finally {
-      await w.worker.stop();
-      await server.close();
-    }
+    });
   });
 
   test('another import claimed while one is prepared: the preparation is given up first, and both imports end right', async () => {
-    const w = startWorker();
-    const server = await startServer(store);
-    try {
+    await withWorkerAndServer(async (w, server) => {
       const slow = await companyWithKey(store, 'prep-slow');
       const other = await companyWithKey(store, 'prep-other');
       const slowFile = customersCsv(ROWS, (i) => `Lento ${i}`);
@@ -222,11 +221,7 @@ describe('imports prepared while the server stores their upload (PostgreSQL)', {
       assert.equal((await served(server, slow.key)).total, ROWS);
       assert.equal((await served(server, other.key)).total, 700);
       assert.equal(await unpublished(slow.company.id), 0);
-      assert.deepEqual(w.errors, []);
-    } finally {
-      await w.worker.stop();
-      await server.close();
-    }
+    });
   });
 
   test('a broken file: the import fails with the same error as without preparation', async () => {

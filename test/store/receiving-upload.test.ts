@@ -81,6 +81,15 @@ describe('reading an upload while it is received (PostgreSQL)', { skip: factory.
 
   const text = (r: IteratorResult<Buffer>) => (r.done ? 'done' : r.value.toString());
 
+  /** A receiving upload with one blob, 'first', and a reader that has read it. */
+  async function readPastFirst() {
+    const id = await receiving();
+    await addBlob(sql, id, 0, 'first');
+    const reader = store.readReceivingUpload(id, new AbortController().signal)[Symbol.asyncIterator]();
+    assert.equal(text(await reader.next()), 'first');
+    return { id, reader };
+  }
+
   test('blobs come in order, blob k waited for when k+1 landed first, and the read ends once the upload is queued', async () => {
     const id = await receiving();
     const reader = store.readReceivingUpload(id, new AbortController().signal)[Symbol.asyncIterator]();
@@ -102,10 +111,7 @@ describe('reading an upload while it is received (PostgreSQL)', { skip: factory.
   });
 
   test('the last blob committed with the end of the upload, after the reader found it missing, is still read', async () => {
-    const id = await receiving();
-    await addBlob(sql, id, 0, 'first');
-    const reader = store.readReceivingUpload(id, new AbortController().signal)[Symbol.asyncIterator]();
-    assert.equal(text(await reader.next()), 'first');
+    const { id, reader } = await readPastFirst();
     const last = reader.next();
     // Between the reader's look for blob 1 and its look at the status, blob 1 lands and the upload is queued.
     await whileReaderLooks(last, async (tx) => {
@@ -117,10 +123,7 @@ describe('reading an upload while it is received (PostgreSQL)', { skip: factory.
   });
 
   test('an upload cut off and removed: the read throws UploadGoneError', async () => {
-    const id = await receiving();
-    await addBlob(sql, id, 0, 'first');
-    const reader = store.readReceivingUpload(id, new AbortController().signal)[Symbol.asyncIterator]();
-    assert.equal(text(await reader.next()), 'first');
+    const { id, reader } = await readPastFirst();
     const next = reader.next();
     const thrown = assert.rejects(next, (err: unknown) => err instanceof UploadGoneError && err.importId === id);
     await whileReaderLooks(next);
