@@ -111,15 +111,13 @@ export function registerImportRoutes(app: FastifyInstance, deps: PanelDeps) {
         continue;
       }
       const filename = cleanFilename(part.filename, kind);
-      // The file's own size is not sent; the form's is, a few hundred bytes over it.
-      const length = Number(request.headers['content-length']);
-      const declared = isGzipName(part.filename) || !Number.isSafeInteger(length) ? null : length;
       job = await store.createImport(
         { companyId: company.id, kind, filename, source: 'panel' },
         // A `.csv.gz` is stored decompressed (compressed-upload.ts); a gzip body is recognised whatever its name.
         plainUpload(part.file, isGzipName(part.filename)),
         config.maxUploadBytes,
-        announceReceiving(deps, declared),
+        // The file's own size is not sent; the form's is, a few hundred bytes over it.
+        announceReceiving(deps, request, isGzipName(part.filename)),
         uploadAudit(who, company.id, kind, filename, 'panel'),
       );
     }

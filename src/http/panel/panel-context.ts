@@ -59,10 +59,14 @@ declare module 'fastify' {
  * `createImport`'s `onCreated` for an upload: names the new import to the
  * import process while the upload is still stored, where the store can write
  * a snapshot meanwhile (the process then prepares the import from the blobs
- * as they land). `declaredBytes`: the size the client announced, if any.
+ * as they land), with the size the request's `Content-Length` announces. A
+ * compressed body's length is not the size of the CSV the import reads: none then.
  */
-export function announceReceiving(deps: PanelDeps, declaredBytes: number | null): ((id: number) => void) | undefined {
-  return deps.store.writesWhileStoring ? (id) => deps.onImportReceiving(id, declaredBytes) : undefined;
+export function announceReceiving(deps: PanelDeps, request: FastifyRequest, compressed: boolean): ((id: number) => void) | undefined {
+  if (!deps.store.writesWhileStoring) return undefined;
+  const length = Number(request.headers['content-length'] ?? NaN);
+  const declaredBytes = compressed || !Number.isSafeInteger(length) ? null : length;
+  return (id) => deps.onImportReceiving(id, declaredBytes);
 }
 
 /** A form posted without its CSRF token (or with another visitor's). */

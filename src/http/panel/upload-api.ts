@@ -89,14 +89,12 @@ export function registerUploadApi(api: FastifyInstance, deps: PanelDeps) {
     }
     const filename = cleanFilename((request.query as { filename?: string }).filename, kind);
     const source = `token:${request.credential!.prefix}`;
-    // A compressed body's length is not the size of the CSV the import will read.
-    const declared = compressed || length === undefined ? null : Number(length);
     const job = await store.createImport(
       { companyId, kind, filename, source },
       // Stored decompressed (compressed-upload.ts): MAX_UPLOAD_BYTES bounds what it inflates to.
       plainUpload(request.raw, compressed),
       config.maxUploadBytes,
-      announceReceiving(deps, Number.isSafeInteger(declared) ? declared : null),
+      announceReceiving(deps, request, compressed),
       uploadAudit(tokenActor(request.credential!.prefix, request.ip), companyId, kind, filename, source),
     );
     deps.onImportQueued();
