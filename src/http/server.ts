@@ -8,6 +8,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import type { Store } from '../store/store.js';
 import { buildApp, type App, type AppDeps } from './app.js';
+import { applyHeapGrowth } from './heap-growth.js';
 import { Metrics } from './metrics.js';
 
 export interface RunningServer {
@@ -62,6 +63,7 @@ export async function serve(
   logger: FastifyBaseLogger,
   options: ServeOptions,
 ): Promise<void> {
+  const heapGrowthPercent = applyHeapGrowth(config.chunkCacheBytes);
   const store = await openStore();
   if (cluster.isPrimary) await store.migrate();
 
@@ -107,7 +109,7 @@ export async function serve(
           process.send?.({ type: IMPORT_RECEIVING, importId, declaredBytes } satisfies ImportReceiving),
       };
   const server = await startHttp(config, store, logger, metrics, imports);
-  logger.info({ address: server.address, pid: process.pid }, 'mirador listening');
+  logger.info({ address: server.address, pid: process.pid, ...(heapGrowthPercent === null ? {} : { heapGrowthPercent }) }, 'mirador listening');
   onSignals(async () => {
     await server.close();
     for (const stop of stops) await stop();
