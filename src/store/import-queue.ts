@@ -10,6 +10,14 @@ import type { AuditEvent } from '../domain/audit.js';
 import type { ImportJob, UploadGoneError, UploadTooLargeError } from './store-records.js';
 import type { PackedUpload } from './upload-packing.js';
 
+/** What an upload is queued as: whose, which kind, its file's name, and who sent it (`panel`, `token:<prefix>`, `cli`). */
+export interface NewImport {
+  companyId: number;
+  kind: Kind;
+  filename: string;
+  source: string;
+}
+
 export interface ImportQueue {
   /**
    * Whether a snapshot may be written while an upload is being stored, each
@@ -30,7 +38,7 @@ export interface ImportQueue {
    * when the upload is queued, its details gaining `import_id` and `size_bytes`.
    */
   createImport(
-    input: { companyId: number; kind: Kind; filename: string; source: string },
+    input: NewImport,
     body: AsyncIterable<Buffer>,
     maxBytes: number,
     onCreated?: (id: number) => void,

@@ -23,7 +23,7 @@ export type { AuditEntry, AuditEvent } from '../domain/audit.js';
 export * from './store-records.js';
 export type { RecordRow } from './record-index.js';
 export type { PackedUpload } from './upload-packing.js';
-export type { ImportQueue } from './import-queue.js';
+export type { ImportQueue, NewImport } from './import-queue.js';
 import type { RecordRow } from './record-index.js';
 import type {
   Company,

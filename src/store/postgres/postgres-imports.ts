@@ -7,7 +7,7 @@
  * kind.
  */
 import type { Kind } from '../../domain/kinds.js';
-import { UploadTooLargeError, type ImportJob } from '../store.js';
+import { UploadTooLargeError, type ImportJob, type NewImport } from '../store.js';
 import type { Conn, Db } from './postgres-connection.js';
 import { recordImportEnd } from './postgres-events.js';
 import { toImport, type ImportRow } from '../row-mappers.js';
@@ -23,7 +23,7 @@ const RECEIVING_EXPIRES_MS = 24 * 3600 * 1000;
 
 export async function createImport(
   db: Db,
-  input: { companyId: number; kind: Kind; filename: string; source: string },
+  input: NewImport,
   body: AsyncIterable<Buffer>,
   maxBytes: number,
   onCreated?: (id: number) => void,

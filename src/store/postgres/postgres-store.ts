@@ -8,7 +8,7 @@
  */
 import type { Kind } from '../../domain/kinds.js';
 import type { AuditEvent } from '../../domain/audit.js';
-import type { ChunkSegment, ImportJob, ItemRef, SnapshotSpec, StagedRecord, RecordRef, Store, StoreOptions } from '../store.js';
+import type { ChunkSegment, ImportJob, NewImport, ItemRef, SnapshotSpec, StagedRecord, RecordRef, Store, StoreOptions } from '../store.js';
 import { LiveCache } from '../live-cache.js';
 import { Db } from './postgres-connection.js';
 import { LiveListener } from './postgres-live-listener.js';
@@ -54,7 +54,7 @@ export class PostgresStore extends PostgresAccounts implements Store {
   // Imports
 
   createImport(
-    input: { companyId: number; kind: Kind; filename: string; source: string },
+    input: NewImport,
     body: AsyncIterable<Buffer>,
     maxBytes: number,
     onCreated?: (id: number) => void,

@@ -9,7 +9,7 @@
  */
 import type { Database } from 'better-sqlite3';
 import type { Kind } from '../../domain/kinds.js';
-import { UploadTooLargeError, type ImportJob } from '../store.js';
+import { UploadTooLargeError, type ImportJob, type NewImport } from '../store.js';
 import { toImport, type ImportRow } from '../row-mappers.js';
 import { recordImportEnd } from './sqlite-events.js';
 import type { AuditEvent } from '../../domain/audit.js';
@@ -20,7 +20,7 @@ const BLOB_BYTES = 1024 * 1024;
 
 export async function createImport(
   db: Database,
-  input: { companyId: number; kind: Kind; filename: string; source: string },
+  input: NewImport,
   body: AsyncIterable<Buffer>,
   maxBytes: number,
   onCreated?: (id: number) => void,

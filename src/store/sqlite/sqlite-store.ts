@@ -7,7 +7,7 @@
 import type Database from 'better-sqlite3';
 import type { Kind } from '../../domain/kinds.js';
 import type { AuditEvent } from '../../domain/audit.js';
-import type { ChunkSegment, ImportJob, ItemRef, RecordRef, SnapshotSpec, StagedRecord, Store, StoreOptions } from '../store.js';
+import type { ChunkSegment, ImportJob, NewImport, ItemRef, RecordRef, SnapshotSpec, StagedRecord, Store, StoreOptions } from '../store.js';
 import * as imports from './sqlite-imports.js';
 import * as uploads from './sqlite-uploads.js';
 import * as segments from './sqlite-segments.js';
@@ -49,7 +49,7 @@ export class SqliteStore extends SqliteAccounts implements Store {
   // Imports
 
   createImport(
-    input: { companyId: number; kind: Kind; filename: string; source: string },
+    input: NewImport,
     body: AsyncIterable<Buffer>,
     maxBytes: number,
     onCreated?: (id: number) => void,
