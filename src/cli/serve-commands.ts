@@ -34,7 +34,7 @@ export function registerServeCommands(program: Command, ctx: CliContext) {
       const logger = createLogger(config.logLevel);
       let imports: ImportProcess | undefined;
       let deliveries: DeliveryThread | undefined;
-      await serve(config, () => ctx.openStore({ servesRequests: true }), logger, {
+      await serve(config, () => ctx.openStore({ servesRequests: true, readCacheBytes: config.chunkCacheBytes }), logger, {
         workers,
         startImportWorker: async (metrics) => {
           imports = startImportProcess(

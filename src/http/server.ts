@@ -109,7 +109,15 @@ export async function serve(
           process.send?.({ type: IMPORT_RECEIVING, importId, declaredBytes } satisfies ImportReceiving),
       };
   const server = await startHttp(config, store, logger, metrics, imports);
-  logger.info({ address: server.address, pid: process.pid, ...(heapGrowthPercent === null ? {} : { heapGrowthPercent }) }, 'mirador listening');
+  logger.info(
+    {
+      address: server.address,
+      pid: process.pid,
+      ...(heapGrowthPercent === null ? {} : { heapGrowthPercent }),
+      ...(store.pageCacheKiB === undefined ? {} : { sqlitePageCacheKiB: store.pageCacheKiB }),
+    },
+    'mirador listening',
+  );
   onSignals(async () => {
     await server.close();
     for (const stop of stops) await stop();

@@ -54,6 +54,12 @@ export interface StoreOptions {
    * connection, which runs them in its own thread).
    */
   servesRequests?: boolean;
+  /**
+   * The process's read caches' budget (CHUNK_CACHE_MB, in bytes), when it
+   * serves reads: the SQLite adapter sizes its own page cache by it
+   * (`sqlitePageCacheKiB`). Unset: the adapter's default.
+   */
+  readCacheBytes?: number;
 }
 
 /** Events and webhooks: see events.ts. */
@@ -67,6 +73,8 @@ export interface Store extends EventStore, ImportQueue {
    * small young generation, since the writer holds more memory.
    */
   readonly writerBoundsImport: boolean;
+  /** SQLite's page cache of the serving connection, in KiB (StoreOptions.readCacheBytes sizes it); undefined on PostgreSQL. */
+  readonly pageCacheKiB?: number;
   /**
    * Whether the store copies itself to a file (`backup`, `restore`): SQLite
    * does; PostgreSQL is backed up with pg_dump / pg_restore instead

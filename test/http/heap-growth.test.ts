@@ -1,8 +1,10 @@
 /**
  * A small read-cache budget (CHUNK_CACHE_MB) makes V8 collect a serving
  * process's old generation once it doubles (src/http/heap-growth.ts): the
- * rule, and that a real `mirador serve` applies it, and V8 takes the flag.
- * What the flag does to memory is V8's, measured by the tenants bench.
+ * rule, and that a real `mirador serve` applies it, and V8 takes the flag;
+ * and that it sizes SQLite's page cache by the same budget
+ * (test/store/sqlite-page-cache.test.ts has that rule). What the flag does to
+ * memory is V8's, measured by the tenants bench.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -30,16 +32,19 @@ describe('heap growth by read-cache budget', () => {
     assert.equal(heapGrowthPercent(32 * MiB, ['--max-semi-space-size=4']), 100);
   });
 
-  for (const [budget, expected] of [['32', 100], [undefined, undefined]] as const) {
-    test(`mirador serve with CHUNK_CACHE_MB ${budget ?? 'unset (512)'}: ${expected ? 'says it set the growth, and V8 took the flag' : 'leaves V8 alone'}`, async () => {
+  for (const [budget, expected, pageCacheKiB] of [['32', 100, 4096], [undefined, undefined, 16_384]] as const) {
+    test(`mirador serve with CHUNK_CACHE_MB ${budget ?? 'unset (512)'}: ${expected ? 'says it set the growth, and V8 took the flag' : 'leaves V8 alone'}; SQLite gets ${pageCacheKiB} KiB of pages`, async () => {
       const dir = tempDir();
       const env: Record<string, string> = { DATABASE_URL: `sqlite:${join(dir.path, 'mirador.db')}` };
       if (budget) env.CHUNK_CACHE_MB = budget;
       const server = await serveProcess(env);
       try {
-        const listening = server.logs.map((l) => JSON.parse(l) as { msg?: string; heapGrowthPercent?: number }).find((e) => e.msg === 'mirador listening');
+        const listening = server.logs
+          .map((l) => JSON.parse(l) as { msg?: string; heapGrowthPercent?: number; sqlitePageCacheKiB?: number })
+          .find((e) => e.msg === 'mirador listening');
         assert.ok(listening, server.logs.join('\n'));
         assert.equal(listening.heapGrowthPercent, expected);
+        assert.equal(listening.sqlitePageCacheKiB, pageCacheKiB);
         // V8 reports a flag it does not know on stderr, and carries on: that must never pass unseen.
         assert.ok(!server.logs.some((l) => /unrecognized flag/i.test(l)), server.logs.join('\n'));
       } finally {

@@ -18,8 +18,30 @@ import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 import { cachedStatement } from './sqlite-statements.js';
 import { toCompany, toCredential, toUser, type CompanyRow, type CredentialRow, type UserRow } from '../row-mappers.js';
 
+/** SQLite's page cache when the process's read budget does not say otherwise (see `sqlitePageCacheKiB`). */
+export const DEFAULT_PAGE_CACHE_KIB = 16 * 1024;
+/** The least page cache: the hot tables' upper pages (live snapshots, the records' index, credentials). */
+const MIN_PAGE_CACHE_KIB = 4 * 1024;
+
+/**
+ * SQLite's own page cache for a connection whose process has `readCacheBytes`
+ * of read caches: an eighth of them, from 4 to 16 MiB. Items are cached in
+ * process as chunks (CHUNK_CACHE_MB), so SQLite's cache only needs the small
+ * hot tables. Under a small budget that cache is full all the time (a
+ * thousand companies' index pages and the chunks' overflow pages pass through
+ * it) and counts in the RSS the budget is held to. Measured (quick tenants
+ * bench, CHUNK_CACHE_MB=32, the Zipf mix, in alternation): 4 MiB against 16
+ * took 19 MB off the maximum RSS, with the same CPU a request.
+ */
+export function sqlitePageCacheKiB(readCacheBytes: number | undefined): number {
+  if (readCacheBytes === undefined) return DEFAULT_PAGE_CACHE_KIB;
+  return Math.min(DEFAULT_PAGE_CACHE_KIB, Math.max(MIN_PAGE_CACHE_KIB, Math.floor(readCacheBytes / 8 / 1024)));
+}
+
 export abstract class SqliteAccounts {
   protected readonly db: Database.Database;
+  /** The page cache this connection got (`PRAGMA cache_size`, read back), in KiB. */
+  readonly pageCacheKiB: number;
   /** `path` is a file path, or `:memory:`. */
   constructor(
     readonly path: string,
@@ -36,9 +58,8 @@ export abstract class SqliteAccounts {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 10000');
     this.db.pragma('foreign_keys = ON');
-    // 16 MiB of pages: items are cached in process as chunks (CHUNK_CACHE_MB), so SQLite's own
-    // cache only needs the small hot tables (live snapshots, records' index, credentials).
-    this.db.pragma('cache_size = -16384');
+    this.db.pragma(`cache_size = -${sqlitePageCacheKiB(options.readCacheBytes)}`);
+    this.pageCacheKiB = -(this.db.pragma('cache_size', { simple: true }) as number);
     // A checkpoint copies the WAL into the database, with an fsync: work for the import worker's
     // thread (after each snapshot and in its housekeeping), never for a thread answering requests.
     if (options.servesRequests) this.db.pragma('wal_autocheckpoint = 0');
