@@ -67,10 +67,11 @@ export interface Store extends EventStore, ImportQueue {
   readonly backend: 'sqlite' | 'postgres';
   /**
    * Whether writing a snapshot, rather than parsing the CSV, is the slower
-   * half of an import on this store (PostgreSQL: 378 MB of chunks per 100,000
-   * customers go to the server). The import then lightens the writer
-   * (apply-import.ts): the parsing thread hashes the bodies too, and keeps a
-   * small young generation, since the writer holds more memory.
+   * half of a first import on this store (PostgreSQL: 378 MB of chunks per
+   * 100,000 customers go to the server). The import then lightens the writer
+   * (apply-import.ts): the parsing thread keeps a small young generation,
+   * since the writer holds more memory, and in a first import hashes the
+   * bodies too.
    */
   readonly writerBoundsImport: boolean;
   /** SQLite's page cache of the serving connection, in KiB (StoreOptions.readCacheBytes sizes it); undefined on PostgreSQL. */

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { ImportWorker } from '../../src/imports/import-worker.js';
-import { prepareImport } from '../../src/imports/apply-import.js';
+import { parsingThreadOptions, prepareImport } from '../../src/imports/apply-import.js';
 import { confirmHeldImport, rejectHeldImport } from '../../src/imports/held-imports.js';
 import type { ImportReport } from '../../src/imports/import-report.js';
 import type { Kind } from '../../src/domain/kinds.js';
@@ -268,6 +268,19 @@ export function importSuite(factory: StoreFactory) {
       const b = await run(threaded, there.company.id, 'clientes', ragged);
       assert.equal(b.error?.code, 'ragged_row');
       assert.deepEqual(strip(b), strip(a));
+    });
+
+    // Hashing goes to the half with time to spare (apply-import.ts): the parsing thread where the
+    // writer bounds a first import (PostgreSQL), the writer while a re-import stages its records.
+    test('the parsing thread hashes only a first import, and only on a store whose writer bounds it', async () => {
+      const { company } = await companyWithKey(store, 'thread-hashing');
+      const target = { id: 0, companyId: company.id, kind: 'clientes' as const, filename: 'export.csv', sizeBytes: 0 };
+      const first = await parsingThreadOptions(store, target, 'sha256');
+      assert.deepEqual(first, store.writerBoundsImport ? { youngGenerationMb: 16, hashHere: 'sha256' } : {});
+      assert.equal((await importFile(company.id, 'clientes', customersCsv(3))).status, 'succeeded');
+      const again = await parsingThreadOptions(store, target, 'sha256');
+      assert.deepEqual(again, store.writerBoundsImport ? { youngGenerationMb: 16 } : {});
+      assert.equal(store.writerBoundsImport, factory.name === 'postgres');
     });
 
     test('a byte that is not UTF-8 after thousands of UTF-8 rows fails the import, parsed here or in its own thread, and nothing is published', async () => {
