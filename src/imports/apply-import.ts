@@ -24,25 +24,14 @@ import { openUploadRowsInThread, type ThreadOptions } from './upload-thread.js';
  */
 export const THREAD_FROM_BYTES = 4 * 1024 * 1024;
 /**
- * The parsing thread, where the writer bounds an import (Store's
- * `writerBoundsImport`, PostgreSQL), hashes the bodies too (then MD5, ~0.7 s
- * of CPU per 100,000 customers): 100,000 customers, 3 interleaved rounds, 4.52-
- * 4.66 s -> 4.16-4.42 s. And its young generation is capped, since the writer
- * holds more memory (COPY buffers, the pg connection): 1,430,000 rows (1 GiB),
- * peak RSS 292 -> 254 MB for the same wall time, with 8 MB. Since chunks are laid
- * out in one reused buffer the writer holds less, and 16 MB buys back the
- * thread's time in scavenges: \`mirador import\` of 100,000 customers, 5
- * interleaved rounds, 2.66-2.90 s (8 MB) -> 2.54-2.74 s (16 MB; 32 MB was no
- * faster). Where the parser bounds the import (SQLite), both slow it: hashing
- * there cost 0.3-0.5 s and the cap ~20%, so neither is done.
- *
- * Only a first import hashes in the thread: a re-import on PostgreSQL stages
- * its records (ids, hashes and positions; the bodies go to a file), which
- * leaves the writer time to spare while the parser is the slower half. 1%
- * re-imports of 100,000 customers, 8 interleaved rounds, apply 4.06-4.58 s
- * (median 4.26) hashing in the thread, 3.67-4.15 s (3.95) hashing in the
- * writer; first imports, 6 rounds, 4.13-4.37 s (4.19) against 4.19-4.62 s
- * (4.39) the other way round.
+ * Where the writer bounds an import (Store's `writerBoundsImport`,
+ * PostgreSQL), the parsing thread's young generation is capped, since the
+ * writer holds more memory (COPY buffers, the pg connection): 1,430,000 rows
+ * (1 GiB), peak RSS 292 -> 254 MB for the same wall time, with 8 MB. Since
+ * chunks are laid out in one reused buffer the writer holds less, and 16 MB
+ * buys back the thread's time in scavenges: `mirador import` of 100,000
+ * customers, 5 interleaved rounds, 2.66-2.90 s (8 MB) -> 2.54-2.74 s (16 MB;
+ * 32 MB was no faster). On SQLite the cap cost the parser ~20%.
  */
 const WRITER_BOUND_PARSING = { youngGenerationMb: 16 };
 
@@ -119,11 +108,21 @@ export async function applyImport(store: Store, job: ImportJob, options: ApplyOp
   }
 }
 
-/** How the parsing thread runs for this import (WRITER_BOUND_PARSING). */
+/**
+ * How the parsing thread runs for this import. It hashes the bodies too in a
+ * first import, where the writer lays out every record as it arrives and is
+ * the slower half, on both stores. A re-import leaves hashing to the writer:
+ * it writes less (SQLite stages only new and changed bodies, PostgreSQL
+ * stages ids and hashes and puts bodies in a file) and has time to spare
+ * while the parser is the slower. 100,000 customers by `mirador import`,
+ * interleaved rounds, apply medians, hashing in the thread against in the
+ * writer: SQLite first import 2.70 against 3.04 s, 1% re-import 3.01
+ * against 2.65 s (5 rounds); PostgreSQL first import 4.19 against 4.39 s
+ * (6 rounds), 1% re-import 4.26 against 3.95 s (8 rounds).
+ */
 export async function parsingThreadOptions(store: Store, target: ImportTarget, hashAlgorithm: HashAlgorithm): Promise<ThreadOptions> {
-  if (!store.writerBoundsImport) return {};
   const first = (await store.liveSnapshotId(target.companyId, target.kind)) === null;
-  return first ? { ...WRITER_BOUND_PARSING, hashHere: hashAlgorithm } : WRITER_BOUND_PARSING;
+  return { ...(store.writerBoundsImport ? WRITER_BOUND_PARSING : {}), ...(first ? { hashHere: hashAlgorithm } : {}) };
 }
 
 /**

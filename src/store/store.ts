@@ -66,12 +66,10 @@ export interface StoreOptions {
 export interface Store extends EventStore, ImportQueue {
   readonly backend: 'sqlite' | 'postgres';
   /**
-   * Whether writing a snapshot, rather than parsing the CSV, is the slower
-   * half of a first import on this store (PostgreSQL: 378 MB of chunks per
-   * 100,000 customers go to the server). The import then lightens the writer
-   * (apply-import.ts): the parsing thread keeps a small young generation,
-   * since the writer holds more memory, and in a first import hashes the
-   * bodies too.
+   * Whether writing a snapshot is by far the slower half of an import on
+   * this store (PostgreSQL: 378 MB of chunks per 100,000 customers go to the
+   * server). The parsing thread then keeps a small young generation, since
+   * the writer holds more memory (apply-import.ts).
    */
   readonly writerBoundsImport: boolean;
   /** SQLite's page cache of the serving connection, in KiB (StoreOptions.readCacheBytes sizes it); undefined on PostgreSQL. */
