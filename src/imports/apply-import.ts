@@ -24,16 +24,16 @@ import { openUploadRowsInThread, type ThreadOptions } from './upload-thread.js';
  */
 export const THREAD_FROM_BYTES = 4 * 1024 * 1024;
 /**
- * Where the writer bounds an import (Store's `writerBoundsImport`,
- * PostgreSQL), the parsing thread's young generation is capped, since the
- * writer holds more memory (COPY buffers, the pg connection): 1,430,000 rows
- * (1 GiB), peak RSS 292 -> 254 MB for the same wall time, with 8 MB. Since
- * chunks are laid out in one reused buffer the writer holds less, and 16 MB
- * buys back the thread's time in scavenges: `mirador import` of 100,000
- * customers, 5 interleaved rounds, 2.66-2.90 s (8 MB) -> 2.54-2.74 s (16 MB;
- * 32 MB was no faster). On SQLite the cap cost the parser ~20%.
+ * Where the writer holds much memory (Store's `heavyImportWriter`,
+ * PostgreSQL: COPY buffers, the pg connection), the parsing thread's young
+ * generation is capped: 1,430,000 rows (1 GiB), peak RSS 292 -> 254 MB for
+ * the same wall time, with 8 MB. Since chunks are laid out in one reused
+ * buffer the writer holds less, and 16 MB buys back the thread's time in
+ * scavenges: `mirador import` of 100,000 customers, 5 interleaved rounds,
+ * 2.66-2.90 s (8 MB) -> 2.54-2.74 s (16 MB; 32 MB was no faster). On SQLite
+ * the cap cost the parser ~20%.
  */
-const WRITER_BOUND_PARSING = { youngGenerationMb: 16 };
+const HEAVY_WRITER_PARSING = { youngGenerationMb: 16 };
 
 export interface ApplyOptions {
   /** Called after each batch with rows and raw bytes read so far. */
@@ -122,7 +122,7 @@ export async function applyImport(store: Store, job: ImportJob, options: ApplyOp
  */
 export async function parsingThreadOptions(store: Store, target: ImportTarget, hashAlgorithm: HashAlgorithm): Promise<ThreadOptions> {
   const first = (await store.liveSnapshotId(target.companyId, target.kind)) === null;
-  return { ...(store.writerBoundsImport ? WRITER_BOUND_PARSING : {}), ...(first ? { hashHere: hashAlgorithm } : {}) };
+  return { ...(store.heavyImportWriter ? HEAVY_WRITER_PARSING : {}), ...(first ? { hashHere: hashAlgorithm } : {}) };
 }
 
 /**

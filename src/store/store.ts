@@ -66,12 +66,12 @@ export interface StoreOptions {
 export interface Store extends EventStore, ImportQueue {
   readonly backend: 'sqlite' | 'postgres';
   /**
-   * Whether writing a snapshot is by far the slower half of an import on
-   * this store (PostgreSQL: 378 MB of chunks per 100,000 customers go to the
-   * server). The parsing thread then keeps a small young generation, since
-   * the writer holds more memory (apply-import.ts).
+   * Whether writing a snapshot holds much memory on this store (PostgreSQL:
+   * 378 MB of chunks per 100,000 customers go to the server, through COPY
+   * buffers and the pg connection). An import's parsing thread then keeps a
+   * small young generation (apply-import.ts).
    */
-  readonly writerBoundsImport: boolean;
+  readonly heavyImportWriter: boolean;
   /** SQLite's page cache of the serving connection, in KiB (StoreOptions.readCacheBytes sizes it); undefined on PostgreSQL. */
   readonly pageCacheKiB?: number;
   /**

@@ -23,7 +23,7 @@ import type { AttemptResult, EventType } from '../events.js';
 
 export class PostgresStore extends PostgresAccounts implements Store {
   readonly backend = 'postgres' as const;
-  readonly writerBoundsImport = true;
+  readonly heavyImportWriter = true;
   readonly writesWhileStoring = true;
   readonly backsUpToFile = false;
 

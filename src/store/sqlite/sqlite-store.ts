@@ -21,7 +21,7 @@ import type { AttemptResult, EventType } from '../events.js';
 
 export class SqliteStore extends SqliteAccounts implements Store {
   readonly backend = 'sqlite' as const;
-  readonly writerBoundsImport = false;
+  readonly heavyImportWriter = false;
   readonly writesWhileStoring = false;
   readonly backsUpToFile = true;
   private readonly liveStmt: Database.Statement;
