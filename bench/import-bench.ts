@@ -101,6 +101,7 @@ export async function importBench(ctx: BenchContext): Promise<void> {
       `"mirador import": wall time of the whole command, from spawn to exit (storing the upload in the queue, applying it, ` +
         `checkpointing); its peak RSS from /usr/bin/time. "serve": a running \`mirador serve\`, the file PUT with an upload token ` +
         `(plain, not gzip), timed from the first byte sent to the status URL (polled every 50 ms) saying the import ended; ` +
+        `the server runs under the unit's environment (deploy/mirador.service, --no-deploy-env without), the CLI bare; ` +
         `peak RSS is the server's / the import child's (VmHWM sampled every 50 ms; the highest of the rounds). "apply" is the import's own duration_ms; ` +
         `"segments" the server's gzip segment pass after the publication, waited for before the next upload. ` +
         `Each round: first import, the last 1% of customers changed, then that same file again (0% changed: the live snapshot ` +

@@ -12,11 +12,17 @@
  * process is a fresh child per import) are sampled from /proc (VmHWM, the
  * kernel's own high-water mark) every PROC_SAMPLE_MS while they live; a child
  * is sampled until it exits, so its last ~PROC_SAMPLE_MS of growth may be missed.
+ *
+ * The server runs under the unit's environment (deploy/mirador.service: jemalloc,
+ * the young generation's size), as the api and tenants benches run theirs, and
+ * its import process under what the server gives it (glibc's malloc, see
+ * imports/import-process.ts); `--no-deploy-env` runs both bare.
  */
 import { createReadStream, readFileSync, readdirSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import type { Backend, BenchDatabase } from './databases.js';
 import { COMPANY, waitForSegments } from './dataset.js';
+import { allocatorOf, deploymentEnv } from './deployment-env.js';
 import { mirador, miradorEnv, startMirador, type Server } from './processes.js';
 
 const PROC_SAMPLE_MS = 50;
@@ -151,7 +157,8 @@ export async function serverImports(db: BenchDatabase, backend: Backend, files: 
   const env = miradorEnv(db.url);
   await mirador(['company', 'create', COMPANY, '--name', 'Benchmark S.L.'], env);
   const { key: token } = JSON.parse((await mirador(['token', 'create', COMPANY, '--json'], env)).stdout) as { key: string };
-  const server = await startMirador(env, { cpus: null, name: `mirador serve (${backend})` });
+  const server = await startMirador({ ...env, ...deploymentEnv() }, { cpus: null, name: `mirador serve (${backend})` });
+  process.stderr.write(`mirador serve runs on ${allocatorOf(server.child.pid!)} (deploy/mirador.service; --no-deploy-env for glibc)\n`);
   const rss = new RssSampler(server.child.pid!);
   rss.start();
   const runs: ServerImportRun[] = [];

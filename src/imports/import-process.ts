@@ -81,7 +81,7 @@ export function startImportProcess(
     restart = null;
     // A debugger flag would make the child try to listen on the parent's inspector port.
     const execArgv = process.execArgv.filter((a) => !a.startsWith('--inspect'));
-    const c = fork(CHILD_MODULE, [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const c = fork(CHILD_MODULE, [], { execArgv, env: importChildEnv(process.env), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     child = c;
     let gone: () => void = () => {};
     exited = new Promise((resolve) => (gone = resolve));
@@ -137,6 +137,29 @@ export function startImportProcess(
       await exited;
     },
   };
+}
+
+/**
+ * The child's environment: the server's, without jemalloc in LD_PRELOAD (the
+ * unit preloads it, deploy/mirador.service) and with glibc's malloc on one
+ * arena (MALLOC_ARENA_MAX=1) unless the operator chose a number. jemalloc
+ * keeps a long-lived server's RSS flat; this process exits after one import,
+ * and there jemalloc did not reuse the pages of the Buffers V8 frees in
+ * batches: every rendered batch and every read came from fresh pages. glibc
+ * with its per-thread arenas trimmed what the gzip segment pass's threads
+ * freed and faulted it back in. Measured on PostgreSQL, 100,000 customers
+ * (docs/performance.md, "The import process on glibc's malloc, one arena"):
+ * 107,500-118,900 page faults a first import under jemalloc, 58,500-76,900
+ * on one arena, peak RSS 241-254 MiB against 206-238; the segment pass
+ * 5.9-7.5 s under jemalloc, 8.7-9.5 s on glibc's own arenas, 5.7-6.6 s on one.
+ */
+export function importChildEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { LD_PRELOAD: preload, ...rest } = env;
+  const child: NodeJS.ProcessEnv = { MALLOC_ARENA_MAX: '1', ...rest };
+  // ld.so splits the list at spaces and colons.
+  const kept = (preload ?? '').split(/[\s:]+/).filter((lib) => lib !== '' && !/(^|\/)libjemalloc\.so[.\d]*$/.test(lib));
+  if (kept.length > 0) child.LD_PRELOAD = kept.join(' ');
+  return child;
 }
 
 // --- The child ---------------------------------------------------------------------------------

@@ -5,9 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { importChildEnv } from '../../src/imports/import-process.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { customersCsv } from '../helpers/csv.js';
 import { MAIN, mirador, serveProcess } from '../helpers/cli.js';
@@ -91,6 +92,44 @@ describe('imports across processes (sqlite)', () => {
       };
       for (const deadline = Date.now() + HANG_GUARD_MS; pids.some(alive) && Date.now() < deadline; ) await sleep(50);
       assert.deepEqual(pids.filter(alive), [], 'each exited after its import');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("the import process runs on glibc's malloc, one arena: jemalloc is taken out of the server's LD_PRELOAD, the rest kept", async () => {
+    // libm is loaded by Node anyway, so preloading it changes nothing; jemalloc need not be installed
+    // (ld.so then says so on stderr and goes on): what is pinned is the child's environment.
+    const server = await serveProcess({ ...env, LD_PRELOAD: 'libjemalloc.so.2 libm.so.6' });
+    try {
+      const children = () =>
+        readdirSync(`/proc/${server.child.pid}/task`).flatMap((tid) =>
+          readFileSync(`/proc/${server.child.pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+        );
+      const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      assert.ok(environ(server.child.pid!).includes('LD_PRELOAD=libjemalloc.so.2 libm.so.6'), 'the server has both');
+      // The server starts an import process (which waits for work) once it listens; one that has just
+      // made the other tests' gzip segments exits and is replaced, so any child read whole will do.
+      let seen: string[] = [];
+      await waitUntil(
+        'an import process to read',
+        () => {
+          for (const pid of children()) {
+            try {
+              seen = environ(pid);
+              return true;
+            } catch {
+              // exited in between
+            }
+          }
+          return false;
+        },
+        HANG_GUARD_MS,
+        50,
+      );
+      assert.deepEqual(seen.filter((v) => v.startsWith('LD_PRELOAD=')), ['LD_PRELOAD=libm.so.6']);
+      assert.ok(seen.includes('MALLOC_ARENA_MAX=1'), "glibc's malloc on one arena");
+      assert.ok(seen.includes(`DATABASE_URL=${env.DATABASE_URL}`), "the rest of the environment is the server's");
     } finally {
       await server.stop();
     }
@@ -254,5 +293,20 @@ describe('imports across processes (sqlite)', () => {
       await server.stop();
       await store.close();
     }
+  });
+});
+
+describe('importChildEnv', () => {
+  test('drops jemalloc from LD_PRELOAD however it is named, keeps every other library and variable, and puts glibc on one arena', () => {
+    const base = { PATH: '/usr/bin', NODE_OPTIONS: '--max-semi-space-size=4' };
+    const child = { ...base, MALLOC_ARENA_MAX: '1' };
+    assert.deepEqual(importChildEnv({ ...base, LD_PRELOAD: 'libjemalloc.so.2' }), child);
+    assert.deepEqual(importChildEnv({ ...base, LD_PRELOAD: '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2' }), child);
+    assert.deepEqual(importChildEnv({ ...base, LD_PRELOAD: 'libjemalloc.so' }), child);
+    assert.deepEqual(importChildEnv({ ...base, LD_PRELOAD: 'a.so:libjemalloc.so.2 b.so' }), { ...child, LD_PRELOAD: 'a.so b.so' });
+    assert.deepEqual(importChildEnv({ ...base, LD_PRELOAD: 'libjemalloc_extra.so' }), { ...child, LD_PRELOAD: 'libjemalloc_extra.so' });
+    assert.deepEqual(importChildEnv(base), child);
+    // An operator's own choice of arenas stands.
+    assert.deepEqual(importChildEnv({ ...base, MALLOC_ARENA_MAX: '4' }), { ...base, MALLOC_ARENA_MAX: '4' });
   });
 });
