@@ -11,7 +11,7 @@ import { code } from './clientes-fixture.js';
 import type { BenchDatabase } from './databases.js';
 import { COMPANY, reimportTime, waitForSegments, type Dataset } from './dataset.js';
 import { wholeIdSpaceDetails } from './detail-scenarios.js';
-import { allocatorOf, deploymentEnv } from './deployment-env.js';
+import { allocatorLine, deploymentEnv } from './deployment-env.js';
 import { runLoad, type LoadResult } from './load.js';
 import { DIST, freePort, run, startMirador, startServer, type Server } from './processes.js';
 import { fmt, median } from './report.js';
@@ -48,7 +48,7 @@ export async function apiBench(ctx: BenchContext, db: BenchDatabase, data: Datas
   // Mirador runs as the shipped unit runs it (its allocator first); the anchors are plain node.
   const served = { ...data.env, ...deploymentEnv() };
   let mirador = await startMirador(served, { cpus: SERVER_CPU });
-  process.stderr.write(`mirador serve runs on ${allocatorOf(mirador.child.pid!)} (deploy/mirador.service; --no-deploy-env for glibc)\n`);
+  process.stderr.write(allocatorLine(mirador.child.pid!));
   // The server's import process makes the gzip segments of what `mirador import` published.
   const waited = await waitForSegments(db.url);
   process.stderr.write(`gzip segments made by the server in ${(waited / 1000).toFixed(1)} s\n`);

@@ -25,3 +25,8 @@ export function deploymentEnv(file = UNIT_FILE): Record<string, string> {
 export function allocatorOf(pid: number): 'jemalloc' | 'glibc malloc' {
   return readFileSync(`/proc/${pid}/maps`, 'utf8').includes('libjemalloc') ? 'jemalloc' : 'glibc malloc';
 }
+
+/** What a bench prints once its `mirador serve` is up: the allocator it runs on. */
+export function allocatorLine(pid: number): string {
+  return `mirador serve runs on ${allocatorOf(pid)} (deploy/mirador.service; --no-deploy-env for glibc)\n`;
+}

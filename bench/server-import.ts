@@ -18,11 +18,12 @@
  * its import process under what the server gives it (glibc's malloc, see
  * imports/import-process.ts); `--no-deploy-env` runs both bare.
  */
-import { createReadStream, readFileSync, readdirSync, statSync } from 'node:fs';
+import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import type { Backend, BenchDatabase } from './databases.js';
 import { COMPANY, waitForSegments } from './dataset.js';
-import { allocatorOf, deploymentEnv } from './deployment-env.js';
+import { childPids } from '../test/helpers/child-pids.js';
+import { allocatorLine, deploymentEnv } from './deployment-env.js';
 import { mirador, miradorEnv, startMirador, type Server } from './processes.js';
 
 const PROC_SAMPLE_MS = 50;
@@ -93,22 +94,7 @@ function vmHwmKb(pid: number): number | null {
 /** `pid` and every process below it. */
 function descendants(pid: number): number[] {
   const out = [pid];
-  for (let i = 0; i < out.length; i++) {
-    const p = out[i]!;
-    let tasks: string[];
-    try {
-      tasks = readdirSync(`/proc/${p}/task`);
-    } catch {
-      continue;
-    }
-    for (const t of tasks) {
-      try {
-        for (const c of readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').trim().split(/\s+/)) if (c) out.push(Number(c));
-      } catch {
-        // the thread ended
-      }
-    }
-  }
+  for (let i = 0; i < out.length; i++) out.push(...childPids(out[i]!));
   return out;
 }
 
@@ -158,7 +144,7 @@ export async function serverImports(db: BenchDatabase, backend: Backend, files: 
   await mirador(['company', 'create', COMPANY, '--name', 'Benchmark S.L.'], env);
   const { key: token } = JSON.parse((await mirador(['token', 'create', COMPANY, '--json'], env)).stdout) as { key: string };
   const server = await startMirador({ ...env, ...deploymentEnv() }, { cpus: null, name: `mirador serve (${backend})` });
-  process.stderr.write(`mirador serve runs on ${allocatorOf(server.child.pid!)} (deploy/mirador.service; --no-deploy-env for glibc)\n`);
+  process.stderr.write(allocatorLine(server.child.pid!));
   const rss = new RssSampler(server.child.pid!);
   rss.start();
   const runs: ServerImportRun[] = [];

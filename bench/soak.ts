@@ -14,7 +14,7 @@
  *   npm run bench -- soak [--minutes 10] [--concurrency 16] [--records 20000] [--cache-mb 64] [--sample-seconds 30]
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -22,6 +22,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { generateCredential } from '../src/domain/api-keys.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { childPids } from '../test/helpers/child-pids.js';
 import { rssVerdict } from './rss-verdict.js';
 import { allocatorOf, deploymentEnv } from './deployment-env.js';
 
@@ -104,21 +105,9 @@ function get(url: string): Promise<string> {
   });
 }
 
-function childrenOf(pid: number): number[] {
-  const pids: number[] = [];
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      for (const child of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ')) if (child.trim()) pids.push(Number(child));
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return pids;
-}
-
 function childrenRssBytes(pid: number): number {
   let sum = 0;
-  for (const child of childrenOf(pid)) {
+  for (const child of childPids(pid)) {
     try {
       sum += rssKb(child) * 1024;
     } catch {

@@ -5,11 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { importChildEnv } from '../../src/imports/import-process.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { childPids } from '../helpers/child-pids.js';
 import { customersCsv } from '../helpers/csv.js';
 import { MAIN, mirador, serveProcess } from '../helpers/cli.js';
 import { bearer, request } from '../helpers/http.js';
@@ -102,10 +103,6 @@ describe('imports across processes (sqlite)', () => {
     // (ld.so then says so on stderr and goes on): what is pinned is the child's environment.
     const server = await serveProcess({ ...env, LD_PRELOAD: 'libjemalloc.so.2 libm.so.6' });
     try {
-      const children = () =>
-        readdirSync(`/proc/${server.child.pid}/task`).flatMap((tid) =>
-          readFileSync(`/proc/${server.child.pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
-        );
       const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
       assert.ok(environ(server.child.pid!).includes('LD_PRELOAD=libjemalloc.so.2 libm.so.6'), 'the server has both');
       // The server starts an import process (which waits for work) once it listens; one that has just
@@ -114,7 +111,7 @@ describe('imports across processes (sqlite)', () => {
       await waitUntil(
         'an import process to read',
         () => {
-          for (const pid of children()) {
+          for (const pid of childPids(server.child.pid!)) {
             try {
               seen = environ(pid);
               return true;
