@@ -47,9 +47,17 @@ export const sqliteFactory: StoreFactory = {
 /** The server the PostgreSQL suites use; each store gets its own database on it. */
 const POSTGRES_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
-/** Resolves to null when a server answers within 2 s, else to why not. */
+/**
+ * How long a connection to the test server may take. A server that is not there refuses at
+ * once whatever this is; one that is there but busy (a CI machine running other work, a
+ * checkpoint after large databases were dropped) took more than 2 s once, and the suites of
+ * a test file then failed as if it were absent.
+ */
+const CONNECT_TIMEOUT_MS = 30_000;
+
+/** Resolves to null when a server answers, else to why not. */
 async function probePostgres(url: string): Promise<string | null> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   client.on('error', () => {});
   try {
     await client.connect();
@@ -64,7 +72,7 @@ async function probePostgres(url: string): Promise<string | null> {
 
 /** Runs `sql` on the server's maintenance database (CREATE / DROP DATABASE cannot run in a transaction). */
 async function onServer(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   client.on('error', () => {});
   await client.connect();
   try {
