@@ -103,18 +103,23 @@ describe('imports across processes (sqlite)', () => {
     // (ld.so then says so on stderr and goes on): what is pinned is the child's environment.
     const server = await serveProcess({ ...env, LD_PRELOAD: 'libjemalloc.so.2 libm.so.6' });
     try {
-      const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+      const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       assert.ok(environ(server.child.pid!).includes('LD_PRELOAD=libjemalloc.so.2 libm.so.6'), 'the server has both');
+      const serverCmdline = cmdline(server.child.pid!);
       // The server starts an import process (which waits for work) once it listens; one that has just
       // made the other tests' gzip segments exits and is replaced, so any child read whole will do.
+      // Not one caught between fork and exec (it still has the server's command line and environment),
+      // nor one exiting (the kernel then shows an empty environment).
       let seen: string[] = [];
       await waitUntil(
         'an import process to read',
         () => {
           for (const pid of childPids(server.child.pid!)) {
             try {
+              if (cmdline(pid) === serverCmdline) continue;
               seen = environ(pid);
-              return true;
+              if (seen.length > 0) return true;
             } catch {
               // exited in between
             }
