@@ -65,7 +65,7 @@ function buildKind(kind: Kind, id: number): SandboxSnapshot {
     publishedAt: Math.max(...rows.map((r) => r.actualizadoAt)),
     indexed: true,
   };
-  const indexes = new Map(builder.indexes().map((ix) => [ix.name, decodeIndex(ix.bytes)]));
+  const indexes = new Map([...builder.indexes()].map((ix) => [ix.name, decodeIndex(ix.bytes)]));
   const thinChunks = chunks.map((c) => c.thin!);
   // Removed by the second and by the latest of the sandbox's imports.
   const times = meta.timeline.map((t) => t.at);

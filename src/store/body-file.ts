@@ -8,8 +8,8 @@
  * order). A re-import stages only the bodies of new and changed records
  * (previous-records.ts): one that changes nothing writes none.
  */
-import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { closeSync, readSync } from 'node:fs';
+import { openScratchFile, writeAll } from './scratch-file.js';
 
 /** Bodies are appended to the file through a buffer this large. */
 const WRITE_BUFFER_BYTES = 4 * 1024 * 1024;
@@ -30,10 +30,7 @@ export class BodyFile {
 
   /** Creates the file in `dir` (where space was provisioned for it). */
   constructor(dir: string, label: string) {
-    const file = `${dir}/.mirador-stage-${process.pid}-${label}-${randomBytes(4).toString('hex')}`;
-    this.fd = openSync(file, 'w+', 0o600);
-    // Unlinked at once: the file lives as long as the descriptor, and a crash leaves nothing behind.
-    unlinkSync(file);
+    this.fd = openScratchFile(dir, `stage-${label}`);
   }
 
   /** Appends a body; returns its offset. */
@@ -91,8 +88,4 @@ export class BodyFile {
   close(): void {
     closeSync(this.fd);
   }
-}
-
-function writeAll(fd: number, bytes: Uint8Array, position: number) {
-  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
 }

@@ -6,8 +6,8 @@
  */
 import { isoTime, ITEM_TAIL_BYTES } from '../domain/item-renderer.js';
 import type { Kind } from '../domain/kinds.js';
-import { IndexBuilder } from './index-builder.js';
-import type { IndexBlob } from './snapshot-index.js';
+import { IndexBuilder, type IndexSpill } from './index-builder.js';
+import type { IndexBlob, IndexPart } from './snapshot-index.js';
 import type { Chunk, ThinChunk } from './store.js';
 
 /** A chunk closes once it holds this many bytes… */
@@ -42,11 +42,15 @@ export class ChunkBuilder {
    * allocations alone (378 MB for 100,000 customers) made V8 run a full
    * garbage collection every few tens of MB, for the external memory. Without
    * it, each chunk owns its bytes.
+   *
+   * With `spill`, the filter indexes of a large snapshot are made in sorted
+   * runs in a temporary file there (index-runs.ts), in bounded memory: for
+   * an import's writer, which must then `indexes()` or `close()`.
    */
-  constructor(options: { views?: boolean; kind?: Kind } = {}) {
+  constructor(options: { views?: boolean; kind?: Kind; spill?: IndexSpill } = {}) {
     this.views = options.views ?? false;
     // With its kind, the builder also makes the snapshot's thin items and filter indexes.
-    this.index = options.kind ? new IndexBuilder(options.kind) : null;
+    this.index = options.kind ? new IndexBuilder(options.kind, options.spill ?? null) : null;
     this.buf = Buffer.allocUnsafeSlow(this.views ? SLAB_BYTES : CHUNK_TARGET_BYTES * 2);
   }
 
@@ -154,9 +158,22 @@ export class ChunkBuilder {
     return Uint32Array.from(this.starts);
   }
 
-  /** The snapshot's filter indexes (see snapshot-index.ts), once every item was added; none without a kind. */
-  indexes(): IndexBlob[] {
+  /**
+   * The snapshot's filter indexes (see snapshot-index.ts), once every item
+   * was added, made one at a time as they are read; none without a kind.
+   */
+  indexes(): Iterable<IndexBlob> {
     return this.index?.finish() ?? [];
+  }
+
+  /** The same in parts, as the writers store them (snapshot-index.ts): a large index is never whole in memory. */
+  indexParts(partBytes?: number): Iterable<IndexPart> {
+    return this.index?.parts(partBytes) ?? [];
+  }
+
+  /** Lets go of what a spilled index build holds on disk, for a builder dropped before `indexes()`. */
+  close(): void {
+    this.index?.close();
   }
 
   timelineEntries(): { at: number; firstPos: number }[] {

@@ -13,8 +13,10 @@
  */
 import { foldedWords, foldText } from '../domain/search-words.js';
 import { KIND_SPECS, type FieldSpec, type Kind } from '../domain/kinds.js';
-import { encodeGroups, encodeRange, type IndexBlob } from './snapshot-index.js';
+import { encodeGroups, encodeRange, INDEX_PART_BYTES, partsOf, rangeOrder, type IndexBlob, type IndexPart } from './snapshot-index.js';
 import { byteOrder, groupValues, ValueList } from './index-sort.js';
+import { mergePostingRuns, mergeRangeRuns, writePostingRun, writeRangeRun } from './index-runs.js';
+import { RunFile, type RunRef } from './run-file.js';
 import type { ThinChunk } from './store.js';
 
 const QUOTE = 0x22;
@@ -40,6 +42,23 @@ function plainAscii(buf: Buffer, from: number, to: number): boolean {
   return true;
 }
 
+/** Where a builder may write sorted runs (index-runs.ts), and how much it gathers before it does. */
+export interface IndexSpill {
+  dir: string;
+  /** Bytes of values gathered (their bytes, hash, start and position) before a run is written. */
+  budgetBytes?: number;
+}
+
+/**
+ * 4 MiB: what a customers file gathers in ~14,000 rows (a 1 GiB file makes
+ * ~100 runs of each index). Lists grow by doubling, so they hold up to twice
+ * it; the whole import process is to stay under 300 MB (issue 4).
+ */
+export const DEFAULT_INDEX_BUDGET_BYTES = 4 * 1024 * 1024;
+
+/** Items between two looks at what the builder holds. */
+const BUDGET_CHECK_ITEMS = 256;
+
 export class IndexBuilder {
   private readonly fields: readonly FieldSpec[];
   /** Each field's key as rendered (`{"id_erp":`, `,"nombre":`). */
@@ -47,7 +66,7 @@ export class IndexBuilder {
   private readonly equal: (ValueList | null)[];
   private readonly rangeValues: (number[] | null)[];
   private readonly rangePositions: (number[] | null)[];
-  private readonly terms = new ValueList();
+  private terms = new ValueList();
   private readonly starts: Int32Array;
   private readonly ends: Int32Array;
 
@@ -56,7 +75,15 @@ export class IndexBuilder {
   private thinLength = 0;
   private bounds: number[] = [];
 
-  constructor(readonly kind: Kind) {
+  // Sorted runs, once the values gathered pass the budget: per index, in position order.
+  private runs: RunFile | null = null;
+  private readonly runRefs = new Map<string, RunRef[]>();
+  private uncounted = 0;
+
+  constructor(
+    readonly kind: Kind,
+    private readonly spill: IndexSpill | null = null,
+  ) {
     this.fields = KIND_SPECS[kind].fields;
     this.keys = this.fields.map((f, i) => Buffer.from((i === 0 ? '{' : ',') + JSON.stringify(f.name) + ':'));
     this.equal = this.fields.map((f) => (f.type === 'string' ? new ValueList() : null));
@@ -89,6 +116,11 @@ export class IndexBuilder {
    * unless `thin` is false.
    */
   add(buf: Buffer, start: number, bodyEnd: number, end: number, pos: number, thin = true): void {
+    // Between two items: a run holds every value of the items it covers.
+    if (this.spill && ++this.uncounted >= BUDGET_CHECK_ITEMS) {
+      this.uncounted = 0;
+      if (this.gatheredBytes() > (this.spill.budgetBytes ?? DEFAULT_INDEX_BUDGET_BYTES)) this.writeRuns();
+    }
     const n = this.fields.length;
     const tail = bodyEnd - TIME_KEY_BYTES;
     let at = start;
@@ -211,17 +243,107 @@ export class IndexBuilder {
     return chunk;
   }
 
-  /** The snapshot's indexes, once every item was added. */
-  finish(): IndexBlob[] {
-    const out: IndexBlob[] = [];
+  /** Bytes of the values gathered since the last run. */
+  private gatheredBytes(): number {
+    let bytes = this.terms.usedBytes;
+    for (const list of this.equal) if (list) bytes += list.usedBytes;
+    // A number and a small integer in JS arrays.
+    for (const values of this.rangeValues) if (values) bytes += 12 * values.length;
+    return bytes;
+  }
+
+  /** Writes what every index gathered as its next run, and starts gathering afresh. */
+  private writeRuns() {
+    this.runs ??= new RunFile(this.spill!.dir);
+    const file = this.runs;
+    const add = (name: string, ref: RunRef) => {
+      const refs = this.runRefs.get(name);
+      if (refs) refs.push(ref);
+      else this.runRefs.set(name, [ref]);
+    };
     this.fields.forEach((f, j) => {
       const equal = this.equal[j];
-      if (equal) out.push({ name: `eq:${f.name}`, bytes: encodeGroups(equal, groupValues(equal), null) });
-      else out.push({ name: `range:${f.name}`, bytes: encodeRange(this.rangeValues[j]!, this.rangePositions[j]!) });
+      if (equal) {
+        add(`eq:${f.name}`, writePostingRun(file, equal, groupValues(equal), null));
+        equal.clear();
+        return;
+      }
+      const values = this.rangeValues[j]!;
+      const positions = this.rangePositions[j]!;
+      add(`range:${f.name}`, writeRangeRun(file, values, positions, rangeOrder(values, positions)));
+      values.length = 0;
+      positions.length = 0;
     });
     const groups = groupValues(this.terms);
-    out.push({ name: 'q', bytes: encodeGroups(this.terms, groups, byteOrder(this.terms, groups)) });
-    return out;
+    add('q', writePostingRun(file, this.terms, groups, byteOrder(this.terms, groups)));
+    this.terms.clear();
+  }
+
+  /** The snapshot's indexes, once every item was added, each whole: for what keeps them in memory (the sandbox, a legacy snapshot, a test). */
+  *finish(): Generator<IndexBlob> {
+    let name = '';
+    let pieces: Buffer[] = [];
+    for (const p of this.parts()) {
+      if (p.part === 0 && pieces.length > 0) {
+        yield { name, bytes: pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces) };
+        pieces = [];
+      }
+      name = p.name;
+      pieces.push(p.bytes);
+    }
+    if (pieces.length > 0) yield { name, bytes: pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces) };
+  }
+
+  /**
+   * The snapshot's indexes in parts (snapshot-index.ts), once every item was
+   * added: one index after the other, each merged from its runs only once
+   * the one before has been read, so that a writer holds one part at a time.
+   */
+  *parts(partBytes = INDEX_PART_BYTES): Generator<IndexPart> {
+    if (!this.runs) {
+      for (const [j, f] of this.fields.entries()) {
+        const equal = this.equal[j];
+        if (equal) yield* partsOf({ name: `eq:${f.name}`, bytes: encodeGroups(equal, groupValues(equal), null) }, partBytes);
+        else yield* partsOf({ name: `range:${f.name}`, bytes: encodeRange(this.rangeValues[j]!, this.rangePositions[j]!) }, partBytes);
+      }
+      const groups = groupValues(this.terms);
+      yield* partsOf({ name: 'q', bytes: encodeGroups(this.terms, groups, byteOrder(this.terms, groups)) }, partBytes);
+      return;
+    }
+    const runs = this.runs;
+    try {
+      this.writeRuns();
+      this.releaseLists();
+      const named = function* (name: string, parts: Iterable<Buffer>): Generator<IndexPart> {
+        let part = 0;
+        for (const bytes of parts) yield { name, part: part++, bytes };
+      };
+      for (const f of this.fields) {
+        if (f.type === 'string') {
+          const name = `eq:${f.name}`;
+          yield* named(name, mergePostingRuns(runs, this.runRefs.get(name)!, true, partBytes));
+        } else {
+          const name = `range:${f.name}`;
+          yield* named(name, mergeRangeRuns(runs, this.runRefs.get(name)!, partBytes));
+        }
+      }
+      yield* named('q', mergePostingRuns(runs, this.runRefs.get('q')!, false, partBytes));
+    } finally {
+      this.close();
+    }
+  }
+
+  /** Drops the gathering buffers (every value is in the runs by now), for the merge's memory. */
+  private releaseLists() {
+    this.equal.forEach((list, j) => {
+      if (list) this.equal[j] = new ValueList();
+    });
+    this.terms = new ValueList();
+  }
+
+  /** Lets go of the runs' file, for a build that ends without reading its parts. */
+  close(): void {
+    this.runs?.close();
   }
 }
 

@@ -86,6 +86,19 @@ export class ValueList {
     return this.positions.n;
   }
 
+  /** Bytes the values take (their bytes, start, hash and position). */
+  get usedBytes(): number {
+    return this.len + 12 * this.positions.n;
+  }
+
+  /** Empties the list, keeping its buffers for the values to come. */
+  clear(): void {
+    this.len = 0;
+    this.starts.n = 0;
+    this.hashes.n = 0;
+    this.positions.n = 0;
+  }
+
   end(i: number): number {
     return i + 1 < this.starts.n ? this.starts.a[i + 1]! : this.len;
   }
@@ -126,7 +139,11 @@ export interface Groups {
   postings: Uint32Array;
 }
 
-/** Groups equal values, in order of their hashes. */
+/**
+ * Groups equal values, in order of their hashes, and values sharing a hash
+ * in byte order: a total order, so that runs of a spilled build merge into
+ * the same index (index-runs.ts).
+ */
 export function groupValues(list: ValueList): Groups {
   const n = list.count;
   const hashes = list.hashes.view();
@@ -166,6 +183,7 @@ export function groupValues(list: ValueList): Groups {
     if (!mixed) emit(order, i, j);
     else {
       // A hash shared by different values (rare): split the run by value, keeping position order.
+      // Latin-1 maps bytes to code units in order, so the strings sort as the bytes do.
       const byValue = new Map<string, number[]>();
       for (let m = i; m < j; m++) {
         const k = order[m]!;
@@ -174,7 +192,8 @@ export function groupValues(list: ValueList): Groups {
         if (g) g.push(k);
         else byValue.set(key, [k]);
       }
-      for (const members of byValue.values()) emit(members, 0, members.length);
+      const keys = [...byValue.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      for (const key of keys) emit(byValue.get(key)!, 0, byValue.get(key)!.length);
     }
     i = j;
   }

@@ -60,6 +60,10 @@ export const MIGRATION_NOTES: Readonly<Record<number, MigrationNote>> = {
     online: true,
     note: 'PostgreSQL: thin chunks written from then on are compressed with lz4 instead of pglz, and chunk offsets, thin chunk bounds and filter indexes are stored uncompressed; rows written before keep their form, and every release reads both. SQLite: nothing',
   },
+  14: {
+    online: false,
+    note: "stores each filter index in parts of at most 1 MiB (snapshot_indexes.part; SQLite rebuilds the table). Rows written before are part 0 and read the same. An old instance reads only part 0: for a snapshot a new worker imports whose index takes several parts (customers' id_erp index passes 1 MiB at ~40,000 records) its decoder refuses the short index and that filter answers 500, and an old worker would write rows the new code reads as before; stop the old instances so that no filtered list fails during the upgrade",
+  },
 };
 
 export interface PendingMigration extends MigrationNote {

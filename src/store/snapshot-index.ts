@@ -17,10 +17,37 @@
 
 import { fnv1a, type Groups, type ValueList } from './index-sort.js';
 
-/** One blob of a snapshot's indexes, as the writers store it. */
+/** One blob of a snapshot's indexes. */
 export interface IndexBlob {
   name: string;
   bytes: Buffer;
+}
+
+/**
+ * A piece of an index blob, as the writers store it: the blob is its parts'
+ * bytes in part order. An import never holds a large blob whole (a 1 GiB
+ * customers file's `q` is ~56 MiB), nor does the database bind one.
+ */
+export interface IndexPart {
+  name: string;
+  part: number;
+  bytes: Buffer;
+}
+
+/** Every part but an index's last holds this many bytes. */
+export const INDEX_PART_BYTES = 1024 * 1024;
+
+/** A stored index from its parts, in part order; null when there are none. */
+export function joinParts(parts: readonly Buffer[]): Buffer | null {
+  if (parts.length === 0) return null;
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+}
+
+/** The parts of a whole blob: views of it, no copy. */
+export function* partsOf(blob: IndexBlob, partBytes = INDEX_PART_BYTES): Generator<IndexPart> {
+  for (let part = 0, at = 0; part === 0 || at < blob.bytes.length; part++, at += partBytes) {
+    yield { name: blob.name, part, bytes: blob.bytes.subarray(at, at + partBytes) };
+  }
 }
 
 export interface PostingIndex {
@@ -49,10 +76,10 @@ export interface RangeIndex {
 
 export type SnapshotIndex = PostingIndex | RangeIndex;
 
-const POSTINGS_FORMAT = 1;
-const RANGE_FORMAT = 2;
-const HASHED_FORMAT = 3;
-const HEADER_BYTES = 16;
+export const POSTINGS_FORMAT = 1;
+export const RANGE_FORMAT = 2;
+export const HASHED_FORMAT = 3;
+export const HEADER_BYTES = 16;
 
 if (new Uint8Array(new Uint32Array([1]).buffer)[0] !== 1) {
   // Blobs are typed arrays written as they lie in memory (little-endian on every supported CPU).
@@ -105,10 +132,15 @@ export function encodeGroups(list: ValueList, groups: Groups, order: Uint32Array
   return out;
 }
 
+/** The order of `values[i]` at `positions[i]` by value, then position. */
+export function rangeOrder(values: readonly number[], positions: readonly number[]): number[] {
+  return Array.from({ length: values.length }, (_, i) => i).sort((a, b) => values[a]! - values[b]! || positions[a]! - positions[b]!);
+}
+
 /** Encodes `values[i]` at `positions[i]`, sorting them by value then position. */
 export function encodeRange(values: readonly number[], positions: readonly number[]): Buffer {
   const n = values.length;
-  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => values[a]! - values[b]! || positions[a]! - positions[b]!);
+  const order = rangeOrder(values, positions);
   const out = Buffer.alloc(HEADER_BYTES + 12 * n);
   const head = new Uint32Array(out.buffer, out.byteOffset, 4);
   head[0] = RANGE_FORMAT;

@@ -24,13 +24,16 @@ test('the AUTOINCREMENT migration keeps every snapshot and stops id reuse', asyn
   const upgrade = SQLITE_MIGRATIONS.findIndex((sql) => sql.includes('snapshots_autoincrement'));
   assert.ok(upgrade > 0, 'the migration is in the list');
 
-  // The schema as it was before the upgrade — plus the chunk map (migration 11), without which
-  // this release's store cannot write: it goes again before the upgrade, which maps the chunks anew.
+  // The schema as it was before the upgrade — plus the chunk map (migration 11) and indexes in
+  // parts (14), without which this release's store cannot write: both go again before the
+  // upgrade, which makes them anew.
   const chunkMap = SQLITE_MIGRATIONS.findIndex((sql) => sql.includes('CREATE TABLE chunk_map'));
-  assert.ok(chunkMap > upgrade);
+  const parts = SQLITE_MIGRATIONS.findIndex((sql) => sql.includes('CREATE TABLE snapshot_indexes_parts'));
+  assert.ok(chunkMap > upgrade && parts > chunkMap);
   const raw = new Database(file);
   for (const sql of SQLITE_MIGRATIONS.slice(0, upgrade)) raw.exec(sql);
   raw.exec(SQLITE_MIGRATIONS[chunkMap]!);
+  raw.exec(SQLITE_MIGRATIONS[parts]!);
   raw.pragma(`user_version = ${upgrade}`);
   raw.close();
 
@@ -45,7 +48,10 @@ test('the AUTOINCREMENT migration keeps every snapshot and stops id reuse', asyn
   const before = { live: await old.snapshotMeta(live.snapshotId), kept: await old.snapshotMeta(kept.snapshotId) };
   await old.close();
   const unmap = new Database(file);
-  unmap.exec('DROP TABLE chunk_map; ALTER TABLE snapshots DROP COLUMN base_snapshot_id;');
+  unmap.exec(`DROP TABLE chunk_map; ALTER TABLE snapshots DROP COLUMN base_snapshot_id;
+    CREATE TABLE snapshot_indexes_whole (snapshot_id INTEGER NOT NULL, name TEXT NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY (snapshot_id, name));
+    INSERT INTO snapshot_indexes_whole SELECT snapshot_id, name, bytes FROM snapshot_indexes WHERE part = 0;
+    DROP TABLE snapshot_indexes; ALTER TABLE snapshot_indexes_whole RENAME TO snapshot_indexes;`);
   unmap.close();
 
   const store = new SqliteStore(file);

@@ -39,6 +39,8 @@ function rowCounter(databaseUrl: string) {
       for (const t of tables) out[t] = await counter.count(`SELECT count(*) AS n FROM ${t}`);
       return out;
     },
+    /** A count of the suite's own query. */
+    rows: (sql: string) => counter.count(sql),
     close: () => counter.close(),
   };
 }
@@ -196,6 +198,24 @@ export function chunkSharingSuite(factory: StoreFactory) {
       assert.equal(await store.sweepSnapshots(Date.now() + 1000), 1);
       assert.deepEqual(await assertLaidOutAsFresh(second.snapshotId), items);
       await assertSegmentsInflate(second.snapshotId);
+    });
+
+    test('indexes past the spill budget and the part size: built in runs, stored in parts, read back as a fresh build makes them', async () => {
+      const companyId = await company();
+      // ~25 bytes of id_erp index a customer: 60,000 pass 1 MiB (INDEX_PART_BYTES) and the 4 MiB budget several times.
+      const ids = range(60_000);
+      const input = (version: (id: string) => string) => ids.map((id, i) => customer(id, `Cliente ${id} ${version(id)}`, i + 2));
+      const first = await load(companyId, input(() => 'v1'), FIRST);
+      await assertLaidOutAsFresh(first.snapshotId);
+      // A re-import lays out from the stage (and shares chunks): the other way into the index build.
+      const changed = new Set([ids[5]!, ids[30_000]!, ids[59_990]!]);
+      const second = await load(companyId, input((id) => (changed.has(id) ? 'v2' : 'v1')), FIRST + DAY);
+      assert.equal(second.changes.updated, 3);
+      await assertLaidOutAsFresh(second.snapshotId);
+      const parts = await counter.rows(`SELECT count(*) AS n FROM snapshot_indexes WHERE snapshot_id = ${second.snapshotId} AND part > 0`);
+      assert.ok(parts >= 2, `indexes stored in several parts (${parts} parts past the first)`);
+      // The superseded first snapshot, swept here: the next test counts what a sweep removes.
+      assert.equal(await store.sweepSnapshots(Date.now() + 1000), 1);
     });
 
     test('sweeping a snapshot keeps what a later one shares, and removes the rest', async () => {

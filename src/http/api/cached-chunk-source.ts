@@ -317,7 +317,7 @@ export class CachedChunkSource implements ChunkSource {
         }
         const made = builder.flush();
         if (made) thin.push(made.thin!);
-        return { thin, indexes: new Map(builder.indexes().map((ix) => [ix.name, decodeIndex(ix.bytes)])) };
+        return { thin, indexes: new Map([...builder.indexes()].map((ix) => [ix.name, decodeIndex(ix.bytes)])) };
       })();
       p.catch(() => this.legacyBuilds.delete(meta.id));
       if (this.legacyBuilds.size >= 8) this.legacyBuilds.delete(this.legacyBuilds.keys().next().value!);

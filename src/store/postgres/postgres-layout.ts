@@ -5,6 +5,7 @@
  * chunks shared with the previous snapshot where unchanged (chunk-reuse.ts)
  * or laid out and written with COPY, and the snapshot's description.
  */
+import { tmpdir } from 'node:os';
 import type { Kind } from '../../domain/kinds.js';
 import type { BodyFile } from '../body-file.js';
 import { ChunkBuilder, decodeUint32s, encodeUint32s } from '../chunk-builder.js';
@@ -20,17 +21,16 @@ const FETCH_ROWS = 1000;
 
 /** Records the laid-out snapshot's description, and that it is complete. */
 export async function markStaged(c: Conn, snapshotId: number, builder: ChunkBuilder) {
-  const indexes = builder.indexes();
   async function* encoded() {
     const enc = new CopyEncoder(16 * 1024);
-    for (const ix of indexes) {
-      enc.row(3).int8(snapshotId).text(ix.name).bytesFollow(ix.bytes.length);
+    for (const p of builder.indexParts()) {
+      enc.row(4).int8(snapshotId).text(p.name).int4(p.part).bytesFollow(p.bytes.length);
       yield enc.take();
-      yield ix.bytes;
+      yield p.bytes;
     }
     yield enc.take(true);
   }
-  await copyIn(c, 'snapshot_indexes', ['snapshot_id', 'name', 'bytes'], encoded());
+  await copyIn(c, 'snapshot_indexes', ['snapshot_id', 'name', 'part', 'bytes'], encoded());
   await c.run(
     `UPDATE snapshots SET state = 'staged', indexed = true, record_count = $2, chunk_starts = $3, timeline = $4 WHERE id = $1`,
     [snapshotId, builder.count, encodeUint32s(builder.chunkStarts()), JSON.stringify(builder.timelineEntries())],
@@ -52,35 +52,39 @@ export async function layOut(c: Conn, snapshotId: number, kind: Kind, total: num
   // The same order as the positions above: (ts, id_erp) is unique, so the order is total.
   await c.run('DECLARE ordered NO SCROLL CURSOR FOR SELECT id_erp, hash, off, len, ts, prev_pos FROM stage ORDER BY ts, id_erp');
   // Views: each page's COPY of chunks has completed before the builder writes over them.
-  const builder = new ChunkBuilder({ views: true, kind });
-  const planner = new ReusePlanner(before?.starts ?? new Uint32Array(0), before?.count ?? 0);
-  const layout = new ReusingLayout(builder, snapshotId, before, (rows) => file.read(rows));
-  const fetch = () => {
-    const page = c.rows<{ id_erp: string; hash: Buffer; off: number; len: number; ts: number; prev_pos: number | null }>(
-      `FETCH ${FETCH_ROWS} FROM ordered`,
-    );
-    page.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
-    return page;
-  };
-  const run = async (steps: Step[]) => {
-    const thin = await thinChunksOf(c, prev, reusedChunks(steps));
-    await writeChunks(c, snapshotId, layout.run(steps, thin));
-    builder.recycle();
-  };
-  let next = fetch();
-  for (;;) {
-    const rows = await next;
-    if (rows.length === 0) break;
-    // The server reads the next page while this one is laid out (its COPY queues behind).
-    next = fetch();
-    await run(planner.push(rows.map((r) => ({ idErp: r.id_erp, hash: r.hash, off: r.off, len: r.len, ts: r.ts, prevPos: r.prev_pos }))));
+  const builder = new ChunkBuilder({ views: true, kind, spill: { dir: tmpdir() } });
+  try {
+    const planner = new ReusePlanner(before?.starts ?? new Uint32Array(0), before?.count ?? 0);
+    const layout = new ReusingLayout(builder, snapshotId, before, (rows) => file.read(rows));
+    const fetch = () => {
+      const page = c.rows<{ id_erp: string; hash: Buffer; off: number; len: number; ts: number; prev_pos: number | null }>(
+        `FETCH ${FETCH_ROWS} FROM ordered`,
+      );
+      page.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
+      return page;
+    };
+    const run = async (steps: Step[]) => {
+      const thin = await thinChunksOf(c, prev, reusedChunks(steps));
+      await writeChunks(c, snapshotId, layout.run(steps, thin));
+      builder.recycle();
+    };
+    let next = fetch();
+    for (;;) {
+      const rows = await next;
+      if (rows.length === 0) break;
+      // The server reads the next page while this one is laid out (its COPY queues behind).
+      next = fetch();
+      await run(planner.push(rows.map((r) => ({ idErp: r.id_erp, hash: r.hash, off: r.off, len: r.len, ts: r.ts, prevPos: r.prev_pos }))));
+    }
+    await c.run('CLOSE ordered');
+    await run(planner.end());
+    await writeChunks(c, snapshotId, layout.finish());
+    if (builder.count !== total) throw new Error(`snapshot ${snapshotId}: laid out ${builder.count} of ${total} records`);
+    await markStaged(c, snapshotId, builder);
+    return layout.stats;
+  } finally {
+    builder.close();
   }
-  await c.run('CLOSE ordered');
-  await run(planner.end());
-  await writeChunks(c, snapshotId, layout.finish());
-  if (builder.count !== total) throw new Error(`snapshot ${snapshotId}: laid out ${builder.count} of ${total} records`);
-  await markStaged(c, snapshotId, builder);
-  return layout.stats;
 }
 
 /** The previous snapshot's chunk starts, record count and chunk map. */

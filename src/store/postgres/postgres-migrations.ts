@@ -333,6 +333,14 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   ALTER TABLE thin_chunks ALTER COLUMN bounds SET STORAGE EXTERNAL;
   ALTER TABLE snapshot_indexes ALTER COLUMN bytes SET STORAGE EXTERNAL;
   `,
+  // A filter index is stored in parts of at most 1 MiB (snapshot-index.ts, IndexPart): an
+  // import builds a large one in runs on disk and never holds it whole (issue 4's memory).
+  // Rows written before are part 0, the whole index.
+  `
+  ALTER TABLE snapshot_indexes ADD COLUMN part INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE snapshot_indexes DROP CONSTRAINT snapshot_indexes_pkey;
+  ALTER TABLE snapshot_indexes ADD PRIMARY KEY (snapshot_id, name, part);
+  `,
 ];
 
 /** Applies the migrations not yet recorded, under the migration lock. Idempotent. */

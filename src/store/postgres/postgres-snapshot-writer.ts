@@ -157,53 +157,57 @@ async function writeInOrder(
   source: AsyncIterator<StagedRecord[]>,
 ): Promise<{ count: number; chunks: number } | OutOfOrder> {
   // Views: each flush's COPY has completed before the builder writes over its chunks.
-  const builder = new ChunkBuilder({ views: true, kind });
-  const lines = new LineNumbers();
-  let records = new CopyEncoder(IN_ORDER_RECORDS_BUFFER);
-  let recordCount = 0;
-  let chunks: Chunk[] = [];
-  let chunkBytes = 0;
-  const flush = async () => {
-    if (recordCount > 0) {
-      await copyIn(c, 'records', ['snapshot_id', 'id_erp', 'pos', 'actualizado_at', 'hash'], [records.take(true)]);
-      records = new CopyEncoder(IN_ORDER_RECORDS_BUFFER);
-      recordCount = 0;
+  const builder = new ChunkBuilder({ views: true, kind, spill: { dir: tmpdir() } });
+  try {
+    const lines = new LineNumbers();
+    let records = new CopyEncoder(IN_ORDER_RECORDS_BUFFER);
+    let recordCount = 0;
+    let chunks: Chunk[] = [];
+    let chunkBytes = 0;
+    const flush = async () => {
+      if (recordCount > 0) {
+        await copyIn(c, 'records', ['snapshot_id', 'id_erp', 'pos', 'actualizado_at', 'hash'], [records.take(true)]);
+        records = new CopyEncoder(IN_ORDER_RECORDS_BUFFER);
+        recordCount = 0;
+      }
+      await writeChunks(c, snapshotId, chunks);
+      chunks = [];
+      chunkBytes = 0;
+    };
+    const add = (chunk: Chunk | null) => {
+      if (!chunk) return;
+      chunks.push(chunk);
+      chunkBytes += chunk.bytes.length;
+    };
+    const order = new IncreasingIds();
+    for (;;) {
+      const next = await source.next();
+      if (next.done) break;
+      const batch = next.value;
+      if (!order.continues(batch)) {
+        // Every record written so far goes into a chunk, to be read back into the stage.
+        add(builder.flush());
+        await flush();
+        return { count: builder.count, lines, pending: batch };
+      }
+      for (const r of batch) {
+        records.row(5).int8(snapshotId).text(r.idErp).int4(builder.count).int8(at).bytes(r.hash);
+        recordCount++;
+        lines.push(r.line);
+        add(builder.add(r.body, at));
+      }
+      if (chunkBytes >= IN_ORDER_FLUSH_BYTES || records.size >= IN_ORDER_FLUSH_BYTES) {
+        await flush();
+        builder.recycle();
+      }
     }
-    await writeChunks(c, snapshotId, chunks);
-    chunks = [];
-    chunkBytes = 0;
-  };
-  const add = (chunk: Chunk | null) => {
-    if (!chunk) return;
-    chunks.push(chunk);
-    chunkBytes += chunk.bytes.length;
-  };
-  const order = new IncreasingIds();
-  for (;;) {
-    const next = await source.next();
-    if (next.done) break;
-    const batch = next.value;
-    if (!order.continues(batch)) {
-      // Every record written so far goes into a chunk, to be read back into the stage.
-      add(builder.flush());
-      await flush();
-      return { count: builder.count, lines, pending: batch };
-    }
-    for (const r of batch) {
-      records.row(5).int8(snapshotId).text(r.idErp).int4(builder.count).int8(at).bytes(r.hash);
-      recordCount++;
-      lines.push(r.line);
-      add(builder.add(r.body, at));
-    }
-    if (chunkBytes >= IN_ORDER_FLUSH_BYTES || records.size >= IN_ORDER_FLUSH_BYTES) {
-      await flush();
-      builder.recycle();
-    }
+    add(builder.flush());
+    await flush();
+    await markStaged(c, snapshotId, builder);
+    return { count: builder.count, chunks: builder.chunkStarts().length };
+  } finally {
+    builder.close();
   }
-  add(builder.flush());
-  await flush();
-  await markStaged(c, snapshotId, builder);
-  return { count: builder.count, chunks: builder.chunkStarts().length };
 }
 
 /**

@@ -5,6 +5,7 @@
 import type { Kind } from '../../domain/kinds.js';
 import { CURRENT_HASH, type HashAlgorithm } from '../../domain/item-renderer.js';
 import { decodeUint32s } from '../chunk-builder.js';
+import { joinParts } from '../snapshot-index.js';
 import { LIVE_CHANNEL } from './postgres-live-listener.js';
 import {
   DEFAULT_TOMBSTONE_RETENTION_MS,
@@ -275,8 +276,8 @@ const INDEX_NAME = /^[a-z_]+(:[a-z_]+)?$/;
 
 export async function readIndex(db: Db, snapshotId: number, name: string): Promise<Buffer | null> {
   if (!INDEX_NAME.test(name)) throw new TypeError(`not an index name: ${JSON.stringify(name)}`);
-  const rows = await copyOut(db, `SELECT bytes FROM snapshot_indexes WHERE snapshot_id = ${sqlInt(snapshotId)} AND name = '${name}'`);
-  return rows[0]?.[0] ?? null;
+  const rows = await copyOut(db, `SELECT bytes FROM snapshot_indexes WHERE snapshot_id = ${sqlInt(snapshotId)} AND name = '${name}' ORDER BY part`);
+  return joinParts(rows.map((r) => r[0]!));
 }
 
 export async function findRecord(db: Db, snapshotId: number, idErp: string): Promise<RecordRef | null> {

@@ -336,4 +336,20 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   // PostgreSQL's migration 13 sets how thin chunks, offsets and indexes are stored; SQLite
   // never compresses. Kept so that both lists have the same versions (migration-notes.ts).
   `SELECT 1;`,
+  // A filter index is stored in parts of at most 1 MiB (snapshot-index.ts, IndexPart): an
+  // import builds a large one in runs on disk and never holds it whole (issue 4's memory).
+  // SQLite cannot change a primary key, so the table is rebuilt; rows written before are
+  // part 0, the whole index.
+  `
+  CREATE TABLE snapshot_indexes_parts (
+    snapshot_id INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    part INTEGER NOT NULL,
+    bytes BLOB NOT NULL,
+    PRIMARY KEY (snapshot_id, name, part)
+  );
+  INSERT INTO snapshot_indexes_parts (snapshot_id, name, part, bytes) SELECT snapshot_id, name, 0, bytes FROM snapshot_indexes;
+  DROP TABLE snapshot_indexes;
+  ALTER TABLE snapshot_indexes_parts RENAME TO snapshot_indexes;
+  `,
 ];

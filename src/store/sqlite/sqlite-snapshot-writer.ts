@@ -26,7 +26,7 @@ import { ownEntry, reusedChunks, ReusePlanner, ReusingLayout, type LayoutOutput,
 import type { Kind } from '../../domain/kinds.js';
 import { IncreasingIds, LineNumbers } from '../arrival-order.js';
 import { discardSnapshot, newPublicId } from './sqlite-snapshots.js';
-import { Stage } from './sqlite-stage.js';
+import { scratchDir, Stage } from './sqlite-stage.js';
 import { PreviousItems, PreviousRecords, refKey, type ChunkRef, type PreviousRecord, type StoredChunk } from '../previous-records.js';
 
 /** Rows of `records` per INSERT statement (SQLite allows 32,766 parameters). */
@@ -62,7 +62,7 @@ export async function writeSnapshot(
   const before = prev === null ? null : previousLayout(db, prev);
   // Unchanged records are staged without their bodies, which stay in the previous snapshot.
   const previous = before?.items.complete ? new PreviousRecords(previousRecordReader(db, prev!)) : null;
-  const layout = new Layout(db, snapshotId, spec.kind);
+  const layout = new Layout(db, snapshotId, spec.kind, scratchDir(dbPath));
   let stage: Stage | null = null;
   try {
     let inOrder = prev === null;
@@ -104,6 +104,7 @@ export async function writeSnapshot(
     throw err;
   } finally {
     stage?.close();
+    layout.close();
     db.pragma(`wal_autocheckpoint = ${autocheckpoint}`);
   }
 }
@@ -131,8 +132,9 @@ class Layout {
     private readonly db: Database,
     readonly snapshotId: number,
     private readonly kind: Kind,
+    private readonly spillDir: string,
   ) {
-    this.builder = new ChunkBuilder({ views: true, kind });
+    this.builder = new ChunkBuilder({ views: true, kind, spill: { dir: spillDir } });
     this.insertRecord = db.prepare('INSERT INTO records (snapshot_id, id_erp, pos, actualizado_at, hash) VALUES (?, ?, ?, ?, ?)');
     this.insertRecords = db.prepare(
       `INSERT INTO records (snapshot_id, id_erp, pos, actualizado_at, hash) VALUES ${Array(RECORDS_PER_INSERT).fill('(?, ?, ?, ?, ?)').join(', ')}`,
@@ -246,8 +248,8 @@ class Layout {
   finish(): void {
     this.db.transaction(() => {
       this.flushChunk();
-      const insertIndex = this.db.prepare('INSERT INTO snapshot_indexes (snapshot_id, name, bytes) VALUES (?, ?, ?)');
-      for (const ix of this.builder.indexes()) insertIndex.run(this.snapshotId, ix.name, ix.bytes);
+      const insertIndex = this.db.prepare('INSERT INTO snapshot_indexes (snapshot_id, name, part, bytes) VALUES (?, ?, ?, ?)');
+      for (const p of this.builder.indexParts()) insertIndex.run(this.snapshotId, p.name, p.part, p.bytes);
       this.db
         .prepare(`UPDATE snapshots SET state = 'staged', indexed = 1, record_count = ?, chunk_starts = ?, timeline = ? WHERE id = ?`)
         .run(this.builder.count, encodeUint32s(this.builder.chunkStarts()), JSON.stringify(this.builder.timelineEntries()), this.snapshotId);
@@ -263,7 +265,13 @@ class Layout {
       this.db.prepare('DELETE FROM chunk_map WHERE snapshot_id = ?').run(this.snapshotId);
     })();
     this.ownStats = { chunksWritten: 0, chunksShared: 0 };
-    this.builder = new ChunkBuilder({ views: true, kind: this.kind });
+    this.builder.close();
+    this.builder = new ChunkBuilder({ views: true, kind: this.kind, spill: { dir: this.spillDir } });
+  }
+
+  /** Lets go of the builder's temporary file, if the build spilled and did not finish. */
+  close(): void {
+    this.builder.close();
   }
 
   /** A chunk of this snapshot's own, with its map row. */

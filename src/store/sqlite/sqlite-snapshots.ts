@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import type { Kind } from '../../domain/kinds.js';
 import { decodeUint32s } from '../chunk-builder.js';
+import { joinParts } from '../snapshot-index.js';
 import { cachedStatement } from './sqlite-statements.js';
 import { recordImportEnd } from './sqlite-events.js';
 import { SNAPSHOT_META_COLUMNS, toHashAlgorithm, toSnapshotMeta, type SnapshotRow } from '../row-mappers.js';
@@ -217,10 +218,10 @@ export function readThinChunks(db: Database, snapshotId: number, from: number, t
 }
 
 export function readIndex(db: Database, snapshotId: number, name: string): Buffer | null {
-  const r = cachedStatement(db, 'SELECT bytes FROM snapshot_indexes WHERE snapshot_id = ? AND name = ?').get(snapshotId, name) as
-    | { bytes: Buffer }
-    | undefined;
-  return r?.bytes ?? null;
+  const parts = cachedStatement(db, 'SELECT bytes FROM snapshot_indexes WHERE snapshot_id = ? AND name = ? ORDER BY part')
+    .pluck()
+    .all(snapshotId, name) as Buffer[];
+  return joinParts(parts);
 }
 
 export function findRecord(db: Database, snapshotId: number, idErp: string): RecordRef | null {

@@ -41,7 +41,7 @@ export class Stage {
     db.exec(`CREATE TEMP TABLE ${this.table} (
       rid INTEGER PRIMARY KEY, id_erp TEXT NOT NULL UNIQUE, line INTEGER NOT NULL,
       hash BLOB NOT NULL, ts INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL, prev_pos INTEGER)`);
-    this.file = new BodyFile(dbPath === ':memory:' || dbPath === '' ? tmpdir() : dirname(dbPath), String(snapshotId));
+    this.file = new BodyFile(scratchDir(dbPath), String(snapshotId));
     this.insert = db.prepare(
       `INSERT INTO ${this.table} (id_erp, line, hash, ts, off, len) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id_erp) DO NOTHING`,
     );
@@ -133,4 +133,9 @@ export class Stage {
     this.file.close();
     this.db.exec(`DROP TABLE IF EXISTS temp.${this.table}`);
   }
+}
+
+/** Where an import's temporary files go: beside the database, where space was provisioned for it. */
+export function scratchDir(dbPath: string): string {
+  return dbPath === ':memory:' || dbPath === '' ? tmpdir() : dirname(dbPath);
 }

@@ -1,0 +1,207 @@
+/**
+ * The filter indexes of a large import, built in bounded memory: once the
+ * values gathered (index-builder.ts) pass a budget, each index's values so
+ * far are grouped and sorted, as a whole build would, and written to a
+ * temporary file as a sorted run; at the end each index's runs are merged
+ * into its blob (snapshot-index.ts formats), one index at a time. Without
+ * it a 1 GiB customers file held ~700 MB of index values at once.
+ *
+ * Runs cover consecutive ranges of positions, in order, and an item's values
+ * are all in one run; so where runs share a key, its positions are their
+ * positions one run after the other, and the merge only concatenates them.
+ * Runs are in the order a whole build sorts its groups (hash then bytes, or
+ * bytes; values then positions), so the merged blob is the blob a whole
+ * build makes, byte for byte.
+ */
+import type { Groups, ValueList } from './index-sort.js';
+import type { RunFile, RunRef, SectionWriter } from './run-file.js';
+import { HASHED_FORMAT, HEADER_BYTES, POSTINGS_FORMAT, RANGE_FORMAT } from './snapshot-index.js';
+
+/**
+ * Writes grouped values as a run: per group, in `order` (or in the groups'
+ * own order), its hash, key length, posting count, key bytes and postings.
+ */
+export function writePostingRun(file: RunFile, list: ValueList, groups: Groups, order: Uint32Array | null): RunRef {
+  const from = file.offset;
+  const d = groups.first.length;
+  let dictBytes = 0;
+  for (let i = 0; i < d; i++) {
+    const g = order ? order[i]! : i;
+    const first = groups.first[g]!;
+    const s = list.starts.a[first]!;
+    const e = list.end(first);
+    const postings = groups.postings.subarray(groups.starts[g]!, groups.starts[g + 1]!);
+    file.u32(groups.hashes[g]!);
+    file.u32(e - s);
+    file.u32(postings.length);
+    file.bytes(list.bytes, s, e);
+    file.u32s(postings);
+    dictBytes += e - s;
+  }
+  return { from, to: file.offset, count: d, postings: groups.postings.length, dictBytes };
+}
+
+/** Writes `values[i]` at `positions[i]` as a run, in `order` (by value, then position). */
+export function writeRangeRun(file: RunFile, values: readonly number[], positions: readonly number[], order: readonly number[]): RunRef {
+  const from = file.offset;
+  for (const i of order) {
+    file.f64(values[i]!);
+    file.u32(positions[i]!);
+  }
+  return { from, to: file.offset, count: order.length, postings: order.length, dictBytes: 0 };
+}
+
+/** A binary heap of run numbers, least first by `before`. */
+class RunHeap {
+  private readonly a: number[] = [];
+
+  constructor(private readonly before: (x: number, y: number) => boolean) {}
+
+  get size(): number {
+    return this.a.length;
+  }
+
+  get top(): number {
+    return this.a[0]!;
+  }
+
+  push(r: number): void {
+    const a = this.a;
+    let i = a.push(r) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.before(a[i]!, a[parent]!)) break;
+      [a[i], a[parent]] = [a[parent]!, a[i]!];
+      i = parent;
+    }
+  }
+
+  pop(): number {
+    const a = this.a;
+    const out = a[0]!;
+    const last = a.pop()!;
+    if (a.length > 0) {
+      a[0] = last;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < a.length && this.before(a[l]!, a[m]!)) m = l;
+        if (r < a.length && this.before(a[r]!, a[m]!)) m = r;
+        if (m === i) break;
+        [a[i], a[m]] = [a[m]!, a[i]!];
+        i = m;
+      }
+    }
+    return out;
+  }
+}
+
+/**
+ * Merges posting runs into one blob, read back in parts: by hash then key
+ * bytes when `hashed` (eq indexes), by key bytes otherwise (`q`). Each part
+ * is a new Buffer of `partBytes`: the whole blob is never in memory.
+ */
+export function mergePostingRuns(file: RunFile, refs: readonly RunRef[], hashed: boolean, partBytes: number): Generator<Buffer> {
+  const readers = refs.map((ref) => file.reader(ref));
+  const heads = refs.map(() => ({ hash: 0, key: Buffer.alloc(0) as Buffer, count: 0 }));
+  const advance = (r: number): boolean => {
+    const reader = readers[r]!;
+    if (reader.done) return false;
+    const head = heads[r]!;
+    head.hash = reader.u32();
+    const keyLength = reader.u32();
+    head.count = reader.u32();
+    head.key = reader.view(keyLength);
+    return true;
+  };
+  const order = (x: number, y: number): number => {
+    const a = heads[x]!;
+    const b = heads[y]!;
+    if (hashed && a.hash !== b.hash) return a.hash < b.hash ? -1 : 1;
+    return a.key.compare(b.key) || x - y;
+  };
+  const heap = new RunHeap((x, y) => order(x, y) < 0);
+
+  let maxGroups = 0;
+  let n = 0;
+  let maxDict = 0;
+  for (const ref of refs) {
+    maxGroups += ref.count;
+    n += ref.postings;
+    maxDict += ref.dictBytes;
+  }
+  const [hashes, keyStarts, groupStarts, postings, dict] = file.sections([
+    hashed ? 4 * maxGroups : 0,
+    4 * (maxGroups + 1),
+    4 * (maxGroups + 1),
+    4 * n,
+    maxDict,
+  ]) as [SectionWriter, SectionWriter, SectionWriter, SectionWriter, SectionWriter];
+  // The key being merged, to tell the runs that hold it too.
+  let key = Buffer.allocUnsafe(256);
+  let keyLength = 0;
+
+  readers.forEach((_, r) => {
+    if (advance(r)) heap.push(r);
+  });
+  let d = 0;
+  let p = 0;
+  while (heap.size > 0) {
+    const first = heads[heap.top]!;
+    const hash = first.hash;
+    if (first.key.length > key.length) key = Buffer.allocUnsafe(2 * first.key.length);
+    keyLength = first.key.copy(key, 0);
+    if (hashed) hashes.u32(hash);
+    keyStarts.u32(dict.length);
+    groupStarts.u32(p);
+    dict.bytes(key, 0, keyLength);
+    d++;
+    // Every run holding this key, in run order (heap ties go to the earlier run): positions stay ascending.
+    while (heap.size > 0) {
+      const head = heads[heap.top]!;
+      if ((hashed && head.hash !== hash) || head.key.compare(key, 0, keyLength) !== 0) break;
+      const r = heap.pop();
+      readers[r]!.pipeTo(postings, 4 * head.count);
+      p += head.count;
+      if (advance(r)) heap.push(r);
+    }
+  }
+  keyStarts.u32(dict.length);
+  groupStarts.u32(p);
+  const header = Buffer.alloc(HEADER_BYTES);
+  header.writeUInt32LE(hashed ? HASHED_FORMAT : POSTINGS_FORMAT, 0);
+  header.writeUInt32LE(d, 4);
+  header.writeUInt32LE(p, 8);
+  header.writeUInt32LE(dict.length, 12);
+  return file.parts(header, hashed ? [hashes, keyStarts, groupStarts, postings, dict] : [keyStarts, groupStarts, postings, dict], partBytes);
+}
+
+/** Merges range runs into one blob, by value, then position; read back in parts as `mergePostingRuns`. */
+export function mergeRangeRuns(file: RunFile, refs: readonly RunRef[], partBytes: number): Generator<Buffer> {
+  const readers = refs.map((ref) => file.reader(ref));
+  const heads = refs.map(() => ({ value: 0, pos: 0 }));
+  const advance = (r: number): boolean => {
+    const reader = readers[r]!;
+    if (reader.done) return false;
+    heads[r]!.value = reader.f64();
+    heads[r]!.pos = reader.u32();
+    return true;
+  };
+  const heap = new RunHeap((x, y) => heads[x]!.value < heads[y]!.value || (heads[x]!.value === heads[y]!.value && x < y));
+  const n = refs.reduce((sum, ref) => sum + ref.count, 0);
+  const [values, positions] = file.sections([8 * n, 4 * n]) as [SectionWriter, SectionWriter];
+  readers.forEach((_, r) => {
+    if (advance(r)) heap.push(r);
+  });
+  while (heap.size > 0) {
+    const r = heap.pop();
+    values.f64(heads[r]!.value);
+    positions.u32(heads[r]!.pos);
+    if (advance(r)) heap.push(r);
+  }
+  const header = Buffer.alloc(HEADER_BYTES);
+  header.writeUInt32LE(RANGE_FORMAT, 0);
+  header.writeUInt32LE(n, 4);
+  return file.parts(header, [values, positions], partBytes);
+}
