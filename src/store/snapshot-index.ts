@@ -154,10 +154,19 @@ export function encodeRange(values: readonly number[], positions: readonly numbe
   return out;
 }
 
-/** Decodes a stored blob (copied once, so that its typed arrays are aligned). */
+/**
+ * Decodes a stored blob into views of its bytes: of the blob's own memory
+ * when it is all of it (a blob read from SQLite, or joined from parts: a
+ * large index is not copied twice), else of a copy, so that the typed arrays
+ * are aligned and a larger buffer the blob is a slice of is not kept.
+ */
 export function decodeIndex(blob: Uint8Array): SnapshotIndex {
-  const own = new ArrayBuffer(blob.byteLength);
-  new Uint8Array(own).set(blob);
+  let own: ArrayBuffer;
+  if (blob.byteOffset === 0 && blob.buffer instanceof ArrayBuffer && blob.byteLength === blob.buffer.byteLength) own = blob.buffer;
+  else {
+    own = new ArrayBuffer(blob.byteLength);
+    new Uint8Array(own).set(blob);
+  }
   const head = new Uint32Array(own, 0, 4);
   if (head[0] === POSTINGS_FORMAT || head[0] === HASHED_FORMAT) {
     const d = head[1]!;
