@@ -45,7 +45,7 @@ export class ChunkBuilder {
    *
    * With `spill`, the filter indexes of a large snapshot are made in sorted
    * runs in a temporary file there (index-runs.ts), in bounded memory: for
-   * an import's writer, which must then `indexes()` or `close()`.
+   * an import's writer, which must then read `indexParts()` or `close()`.
    */
   constructor(options: { views?: boolean; kind?: Kind; spill?: IndexSpill } = {}) {
     this.views = options.views ?? false;
@@ -171,7 +171,7 @@ export class ChunkBuilder {
     return this.index?.parts(partBytes) ?? [];
   }
 
-  /** Lets go of what a spilled index build holds on disk, for a builder dropped before `indexes()`. */
+  /** Lets go of what a spilled index build holds on disk, for a builder dropped before its indexes are read. */
   close(): void {
     this.index?.close();
   }

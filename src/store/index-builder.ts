@@ -13,7 +13,7 @@
  */
 import { foldedWords, foldText } from '../domain/search-words.js';
 import { KIND_SPECS, type FieldSpec, type Kind } from '../domain/kinds.js';
-import { encodeGroups, encodeRange, INDEX_PART_BYTES, partsOf, rangeOrder, type IndexBlob, type IndexPart } from './snapshot-index.js';
+import { encodeGroups, encodeRange, INDEX_PART_BYTES, joinParts, partsOf, rangeOrder, type IndexBlob, type IndexPart } from './snapshot-index.js';
 import { byteOrder, groupValues, ValueList } from './index-sort.js';
 import { mergePostingRuns, mergeRangeRuns, writePostingRun, writeRangeRun } from './index-runs.js';
 import { RunFile, type RunRef } from './run-file.js';
@@ -279,19 +279,26 @@ export class IndexBuilder {
     this.terms.clear();
   }
 
-  /** The snapshot's indexes, once every item was added, each whole: for what keeps them in memory (the sandbox, a legacy snapshot, a test). */
+  /**
+   * The snapshot's indexes, once every item was added, each whole: for what
+   * keeps them in memory (the sandbox, a legacy snapshot, a test). A build
+   * that wrote runs joins each index's parts.
+   */
   *finish(): Generator<IndexBlob> {
-    let name = '';
-    let pieces: Buffer[] = [];
+    if (!this.runs) {
+      yield* this.wholeIndexes();
+      return;
+    }
+    let pieces: IndexPart[] = [];
+    const joined = (): IndexBlob => ({ name: pieces[0]!.name, bytes: joinParts(pieces.map((p) => p.bytes))! });
     for (const p of this.parts()) {
       if (p.part === 0 && pieces.length > 0) {
-        yield { name, bytes: pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces) };
+        yield joined();
         pieces = [];
       }
-      name = p.name;
-      pieces.push(p.bytes);
+      pieces.push(p);
     }
-    if (pieces.length > 0) yield { name, bytes: pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces) };
+    if (pieces.length > 0) yield joined();
   }
 
   /**
@@ -301,13 +308,7 @@ export class IndexBuilder {
    */
   *parts(partBytes = INDEX_PART_BYTES): Generator<IndexPart> {
     if (!this.runs) {
-      for (const [j, f] of this.fields.entries()) {
-        const equal = this.equal[j];
-        if (equal) yield* partsOf({ name: `eq:${f.name}`, bytes: encodeGroups(equal, groupValues(equal), null) }, partBytes);
-        else yield* partsOf({ name: `range:${f.name}`, bytes: encodeRange(this.rangeValues[j]!, this.rangePositions[j]!) }, partBytes);
-      }
-      const groups = groupValues(this.terms);
-      yield* partsOf({ name: 'q', bytes: encodeGroups(this.terms, groups, byteOrder(this.terms, groups)) }, partBytes);
+      for (const blob of this.wholeIndexes()) yield* partsOf(blob, partBytes);
       return;
     }
     const runs = this.runs;
@@ -331,6 +332,17 @@ export class IndexBuilder {
     } finally {
       this.close();
     }
+  }
+
+  /** Each index made whole from the values gathered, for a build that wrote no runs. */
+  private *wholeIndexes(): Generator<IndexBlob> {
+    for (const [j, f] of this.fields.entries()) {
+      const equal = this.equal[j];
+      if (equal) yield { name: `eq:${f.name}`, bytes: encodeGroups(equal, groupValues(equal), null) };
+      else yield { name: `range:${f.name}`, bytes: encodeRange(this.rangeValues[j]!, this.rangePositions[j]!) };
+    }
+    const groups = groupValues(this.terms);
+    yield { name: 'q', bytes: encodeGroups(this.terms, groups, byteOrder(this.terms, groups)) };
   }
 
   /** Drops the gathering buffers (every value is in the runs by now), for the merge's memory. */

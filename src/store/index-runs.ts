@@ -15,14 +15,15 @@
  */
 import type { Groups, ValueList } from './index-sort.js';
 import type { RunFile, RunRef, SectionWriter } from './run-file.js';
-import { HASHED_FORMAT, HEADER_BYTES, POSTINGS_FORMAT, RANGE_FORMAT } from './snapshot-index.js';
+import { postingsHeader, rangeHeader } from './snapshot-index.js';
 
 /**
  * Writes grouped values as a run: per group, in `order` (or in the groups'
  * own order), its hash, key length, posting count, key bytes and postings.
  */
 export function writePostingRun(file: RunFile, list: ValueList, groups: Groups, order: Uint32Array | null): RunRef {
-  const from = file.offset;
+  const out = file.runs;
+  const from = out.length;
   const d = groups.first.length;
   let dictBytes = 0;
   for (let i = 0; i < d; i++) {
@@ -31,24 +32,25 @@ export function writePostingRun(file: RunFile, list: ValueList, groups: Groups, 
     const s = list.starts.a[first]!;
     const e = list.end(first);
     const postings = groups.postings.subarray(groups.starts[g]!, groups.starts[g + 1]!);
-    file.u32(groups.hashes[g]!);
-    file.u32(e - s);
-    file.u32(postings.length);
-    file.bytes(list.bytes, s, e);
-    file.u32s(postings);
+    out.u32(groups.hashes[g]!);
+    out.u32(e - s);
+    out.u32(postings.length);
+    out.bytes(list.bytes, s, e);
+    out.u32s(postings);
     dictBytes += e - s;
   }
-  return { from, to: file.offset, count: d, postings: groups.postings.length, dictBytes };
+  return { from, to: out.length, count: d, postings: groups.postings.length, dictBytes };
 }
 
 /** Writes `values[i]` at `positions[i]` as a run, in `order` (by value, then position). */
 export function writeRangeRun(file: RunFile, values: readonly number[], positions: readonly number[], order: readonly number[]): RunRef {
-  const from = file.offset;
+  const out = file.runs;
+  const from = out.length;
   for (const i of order) {
-    file.f64(values[i]!);
-    file.u32(positions[i]!);
+    out.f64(values[i]!);
+    out.u32(positions[i]!);
   }
-  return { from, to: file.offset, count: order.length, postings: order.length, dictBytes: 0 };
+  return { from, to: out.length, count: order.length, postings: order.length, dictBytes: 0 };
 }
 
 /** A binary heap of run numbers, least first by `before`. */
@@ -169,11 +171,7 @@ export function mergePostingRuns(file: RunFile, refs: readonly RunRef[], hashed:
   }
   keyStarts.u32(dict.length);
   groupStarts.u32(p);
-  const header = Buffer.alloc(HEADER_BYTES);
-  header.writeUInt32LE(hashed ? HASHED_FORMAT : POSTINGS_FORMAT, 0);
-  header.writeUInt32LE(d, 4);
-  header.writeUInt32LE(p, 8);
-  header.writeUInt32LE(dict.length, 12);
+  const header = postingsHeader(hashed, d, p, dict.length);
   return file.parts(header, hashed ? [hashes, keyStarts, groupStarts, postings, dict] : [keyStarts, groupStarts, postings, dict], partBytes);
 }
 
@@ -200,8 +198,5 @@ export function mergeRangeRuns(file: RunFile, refs: readonly RunRef[], partBytes
     positions.u32(heads[r]!.pos);
     if (advance(r)) heap.push(r);
   }
-  const header = Buffer.alloc(HEADER_BYTES);
-  header.writeUInt32LE(RANGE_FORMAT, 0);
-  header.writeUInt32LE(n, 4);
-  return file.parts(header, [values, positions], partBytes);
+  return file.parts(rangeHeader(n), [values, positions], partBytes);
 }

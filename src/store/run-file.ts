@@ -25,33 +25,12 @@ export interface RunRef {
 export class RunFile {
   private readonly fd: number;
   /** Runs are appended here, from the file's start. */
-  private readonly runs: SectionWriter;
+  readonly runs: SectionWriter;
   private closed = false;
 
   constructor(dir: string) {
     this.fd = openScratchFile(dir, 'index-runs');
     this.runs = new SectionWriter(this.fd, 0, WRITE_BUFFER_BYTES);
-  }
-
-  /** Where the next run starts. */
-  get offset(): number {
-    return this.runs.length;
-  }
-
-  u32(x: number): void {
-    this.runs.u32(x);
-  }
-
-  f64(x: number): void {
-    this.runs.f64(x);
-  }
-
-  bytes(src: Uint8Array, from: number, to: number): void {
-    this.runs.bytes(src, from, to);
-  }
-
-  u32s(values: Uint32Array): void {
-    this.runs.bytes(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), 0, values.byteLength);
   }
 
   reader(ref: RunRef): RunReader {
@@ -203,6 +182,10 @@ export class SectionWriter {
       this.outLen += n;
     }
     this.length += n;
+  }
+
+  u32s(values: Uint32Array): void {
+    this.bytes(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), 0, values.byteLength);
   }
 
   flush(): void {

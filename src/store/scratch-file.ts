@@ -5,6 +5,13 @@
  */
 import { openSync, unlinkSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { dirname } from 'node:path';
+
+/** Where an import into the SQLite database at `dbPath` keeps its scratch files: beside it (the system's temporary directory for one in memory). */
+export function scratchDirBeside(dbPath: string): string {
+  return dbPath === ':memory:' || dbPath === '' ? tmpdir() : dirname(dbPath);
+}
 
 /** Opens a new scratch file for reading and writing; returns its descriptor. */
 export function openScratchFile(dir: string, label: string): number {

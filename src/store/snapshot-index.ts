@@ -76,14 +76,37 @@ export interface RangeIndex {
 
 export type SnapshotIndex = PostingIndex | RangeIndex;
 
-export const POSTINGS_FORMAT = 1;
-export const RANGE_FORMAT = 2;
-export const HASHED_FORMAT = 3;
-export const HEADER_BYTES = 16;
+const POSTINGS_FORMAT = 1;
+const RANGE_FORMAT = 2;
+const HASHED_FORMAT = 3;
+const HEADER_BYTES = 16;
 
 if (new Uint8Array(new Uint32Array([1]).buffer)[0] !== 1) {
   // Blobs are typed arrays written as they lie in memory (little-endian on every supported CPU).
   throw new Error('Mirador needs a little-endian CPU.');
+}
+
+/**
+ * The header of a postings blob: `d` keys (hashed for exact lookups, or in
+ * byte order), `n` positions, `dictLength` bytes of keys. The sections
+ * follow it: hashes (when hashed), key starts and group starts (d + 1 each),
+ * postings, keys.
+ */
+export function postingsHeader(hashed: boolean, d: number, n: number, dictLength: number): Buffer {
+  const out = Buffer.alloc(HEADER_BYTES);
+  out.writeUInt32LE(hashed ? HASHED_FORMAT : POSTINGS_FORMAT, 0);
+  out.writeUInt32LE(d, 4);
+  out.writeUInt32LE(n, 8);
+  out.writeUInt32LE(dictLength, 12);
+  return out;
+}
+
+/** The header of a range blob of `n` values; their values (f64), then their positions (u32), follow it. */
+export function rangeHeader(n: number): Buffer {
+  const out = Buffer.alloc(HEADER_BYTES);
+  out.writeUInt32LE(RANGE_FORMAT, 0);
+  out.writeUInt32LE(n, 4);
+  return out;
 }
 
 /**
@@ -98,12 +121,9 @@ export function encodeGroups(list: ValueList, groups: Groups, order: Uint32Array
   const hashed = order === null;
   const words = 4 + (hashed ? d : 0) + 2 * (d + 1) + n;
   const out = Buffer.alloc(4 * words + dictLength);
+  postingsHeader(hashed, d, n, dictLength).copy(out, 0);
   const u32 = new Uint32Array(out.buffer, out.byteOffset, words);
-  u32[0] = hashed ? HASHED_FORMAT : POSTINGS_FORMAT;
-  u32[1] = d;
-  u32[2] = n;
-  u32[3] = dictLength;
-  let at = 4;
+  let at = HEADER_BYTES / 4;
   if (hashed) {
     u32.set(groups.hashes, at);
     at += d;
@@ -142,9 +162,7 @@ export function encodeRange(values: readonly number[], positions: readonly numbe
   const n = values.length;
   const order = rangeOrder(values, positions);
   const out = Buffer.alloc(HEADER_BYTES + 12 * n);
-  const head = new Uint32Array(out.buffer, out.byteOffset, 4);
-  head[0] = RANGE_FORMAT;
-  head[1] = n;
+  rangeHeader(n).copy(out, 0);
   const v = new Float64Array(out.buffer, out.byteOffset + HEADER_BYTES, n);
   const p = new Uint32Array(out.buffer, out.byteOffset + HEADER_BYTES + 8 * n, n);
   order.forEach((i, k) => {

@@ -26,7 +26,8 @@ import { ownEntry, reusedChunks, ReusePlanner, ReusingLayout, type LayoutOutput,
 import type { Kind } from '../../domain/kinds.js';
 import { IncreasingIds, LineNumbers } from '../arrival-order.js';
 import { discardSnapshot, newPublicId } from './sqlite-snapshots.js';
-import { scratchDir, Stage } from './sqlite-stage.js';
+import { Stage } from './sqlite-stage.js';
+import { scratchDirBeside } from '../scratch-file.js';
 import { PreviousItems, PreviousRecords, refKey, type ChunkRef, type PreviousRecord, type StoredChunk } from '../previous-records.js';
 
 /** Rows of `records` per INSERT statement (SQLite allows 32,766 parameters). */
@@ -62,7 +63,7 @@ export async function writeSnapshot(
   const before = prev === null ? null : previousLayout(db, prev);
   // Unchanged records are staged without their bodies, which stay in the previous snapshot.
   const previous = before?.items.complete ? new PreviousRecords(previousRecordReader(db, prev!)) : null;
-  const layout = new Layout(db, snapshotId, spec.kind, scratchDir(dbPath));
+  const layout = new Layout(db, snapshotId, spec.kind, scratchDirBeside(dbPath));
   let stage: Stage | null = null;
   try {
     let inOrder = prev === null;

@@ -7,10 +7,9 @@
  * TEMP table (SQLite's separate temporary database: no WAL traffic). Change
  * detection and list order are then SQL over the index alone.
  */
-import { tmpdir } from 'node:os';
-import { dirname } from 'node:path';
 import type { Database, Statement } from 'better-sqlite3';
 import { BodyFile } from '../body-file.js';
+import { scratchDirBeside } from '../scratch-file.js';
 import type { OrderedRow } from '../chunk-reuse.js';
 import { UNSTAGED, type PreviousRecord } from '../previous-records.js';
 import { allInserted, DELETED_EXAMPLES, DuplicateIdError, type SnapshotChanges } from '../store.js';
@@ -41,7 +40,7 @@ export class Stage {
     db.exec(`CREATE TEMP TABLE ${this.table} (
       rid INTEGER PRIMARY KEY, id_erp TEXT NOT NULL UNIQUE, line INTEGER NOT NULL,
       hash BLOB NOT NULL, ts INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL, prev_pos INTEGER)`);
-    this.file = new BodyFile(scratchDir(dbPath), String(snapshotId));
+    this.file = new BodyFile(scratchDirBeside(dbPath), String(snapshotId));
     this.insert = db.prepare(
       `INSERT INTO ${this.table} (id_erp, line, hash, ts, off, len) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id_erp) DO NOTHING`,
     );
@@ -133,9 +132,4 @@ export class Stage {
     this.file.close();
     this.db.exec(`DROP TABLE IF EXISTS temp.${this.table}`);
   }
-}
-
-/** Where an import's temporary files go: beside the database, where space was provisioned for it. */
-export function scratchDir(dbPath: string): string {
-  return dbPath === ':memory:' || dbPath === '' ? tmpdir() : dirname(dbPath);
 }
