@@ -72,10 +72,12 @@ class RunHeap {
     let i = a.push(r) - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!this.before(a[i]!, a[parent]!)) break;
-      [a[i], a[parent]] = [a[parent]!, a[i]!];
+      const up = a[parent]!;
+      if (!this.before(r, up)) break;
+      a[i] = up;
       i = parent;
     }
+    a[i] = r;
   }
 
   pop(): number {
@@ -83,17 +85,17 @@ class RunHeap {
     const out = a[0]!;
     const last = a.pop()!;
     if (a.length > 0) {
-      a[0] = last;
-      for (let i = 0; ; ) {
+      // The last run sinks from the top to where it belongs.
+      let i = 0;
+      for (;;) {
         const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < a.length && this.before(a[l]!, a[m]!)) m = l;
-        if (r < a.length && this.before(a[r]!, a[m]!)) m = r;
-        if (m === i) break;
-        [a[i], a[m]] = [a[m]!, a[i]!];
-        i = m;
+        if (l >= a.length) break;
+        const c = l + 1 < a.length && this.before(a[l + 1]!, a[l]!) ? l + 1 : l;
+        if (!this.before(a[c]!, last)) break;
+        a[i] = a[c]!;
+        i = c;
       }
+      a[i] = last;
     }
     return out;
   }
@@ -106,24 +108,32 @@ class RunHeap {
  */
 export function mergePostingRuns(file: RunFile, refs: readonly RunRef[], hashed: boolean, partBytes: number): Generator<Buffer> {
   const readers = refs.map((ref) => file.reader(ref));
-  const heads = refs.map(() => ({ hash: 0, key: Buffer.alloc(0) as Buffer, count: 0 }));
+  // Each run's next group: its hash, posting count, and key, as where it sits in its reader's
+  // buffer (valid until that reader is read again, which is only once the group is taken) and
+  // its first four bytes as a number, which orders most pairs of keys without a byte loop.
+  const heads = readers.map((reader) => ({ hash: 0, count: 0, buf: reader.buf, at: 0, length: 0, prefix: 0 }));
   const advance = (r: number): boolean => {
     const reader = readers[r]!;
     if (reader.done) return false;
     const head = heads[r]!;
     head.hash = reader.u32();
-    const keyLength = reader.u32();
+    const length = reader.u32();
     head.count = reader.u32();
-    head.key = reader.view(keyLength);
+    head.at = reader.skip(length);
+    head.buf = reader.buf;
+    head.length = length;
+    head.prefix = prefixOf(head.buf, head.at, length);
     return true;
   };
-  const order = (x: number, y: number): number => {
+  const before = (x: number, y: number): boolean => {
     const a = heads[x]!;
     const b = heads[y]!;
-    if (hashed && a.hash !== b.hash) return a.hash < b.hash ? -1 : 1;
-    return a.key.compare(b.key) || x - y;
+    if (hashed && a.hash !== b.hash) return a.hash < b.hash;
+    if (a.prefix !== b.prefix) return a.prefix < b.prefix;
+    const c = compareBytes(a.buf, a.at, a.length, b.buf, b.at, b.length);
+    return c < 0 || (c === 0 && x < y);
   };
-  const heap = new RunHeap((x, y) => order(x, y) < 0);
+  const heap = new RunHeap(before);
 
   let maxGroups = 0;
   let n = 0;
@@ -143,6 +153,7 @@ export function mergePostingRuns(file: RunFile, refs: readonly RunRef[], hashed:
   // The key being merged, to tell the runs that hold it too.
   let key = Buffer.allocUnsafe(256);
   let keyLength = 0;
+  let keyPrefix = 0;
 
   readers.forEach((_, r) => {
     if (advance(r)) heap.push(r);
@@ -152,8 +163,10 @@ export function mergePostingRuns(file: RunFile, refs: readonly RunRef[], hashed:
   while (heap.size > 0) {
     const first = heads[heap.top]!;
     const hash = first.hash;
-    if (first.key.length > key.length) key = Buffer.allocUnsafe(2 * first.key.length);
-    keyLength = first.key.copy(key, 0);
+    if (first.length > key.length) key = Buffer.allocUnsafe(2 * first.length);
+    keyLength = first.length;
+    for (let i = 0; i < keyLength; i++) key[i] = first.buf[first.at + i]!;
+    keyPrefix = first.prefix;
     if (hashed) hashes.u32(hash);
     keyStarts.u32(dict.length);
     groupStarts.u32(p);
@@ -162,7 +175,7 @@ export function mergePostingRuns(file: RunFile, refs: readonly RunRef[], hashed:
     // Every run holding this key, in run order (heap ties go to the earlier run): positions stay ascending.
     while (heap.size > 0) {
       const head = heads[heap.top]!;
-      if ((hashed && head.hash !== hash) || head.key.compare(key, 0, keyLength) !== 0) break;
+      if ((hashed && head.hash !== hash) || head.prefix !== keyPrefix || compareBytes(head.buf, head.at, head.length, key, 0, keyLength) !== 0) break;
       const r = heap.pop();
       readers[r]!.pipeTo(postings, 4 * head.count);
       p += head.count;
@@ -173,6 +186,30 @@ export function mergePostingRuns(file: RunFile, refs: readonly RunRef[], hashed:
   groupStarts.u32(p);
   const header = postingsHeader(hashed, d, p, dict.length);
   return file.parts(header, hashed ? [hashes, keyStarts, groupStarts, postings, dict] : [keyStarts, groupStarts, postings, dict], partBytes);
+}
+
+/**
+ * A key's first four bytes as an unsigned number, zeros past its end: keys
+ * in byte order have prefixes in the same order (or equal ones).
+ */
+function prefixOf(buf: Buffer, at: number, length: number): number {
+  let x = 0;
+  for (let i = 0; i < 4; i++) x = x * 256 + (i < length ? buf[at + i]! : 0);
+  return x;
+}
+
+/**
+ * Byte order of two keys, as `Buffer.compare` (negative, zero, positive):
+ * keys are short (words, names, codes), where a loop costs less than the
+ * native call and its view of each key.
+ */
+function compareBytes(a: Buffer, aAt: number, aLength: number, b: Buffer, bAt: number, bLength: number): number {
+  const n = aLength < bLength ? aLength : bLength;
+  for (let i = 0; i < n; i++) {
+    const diff = a[aAt + i]! - b[bAt + i]!;
+    if (diff !== 0) return diff;
+  }
+  return aLength - bLength;
 }
 
 /** Merges range runs into one blob, by value, then position; read back in parts as `mergePostingRuns`. */

@@ -104,6 +104,22 @@ test('values sharing a hash stay apart, in byte order, whether built whole or in
   }
 });
 
+test('keys sharing their first bytes, shorter than four bytes or prefixes of one another merge in byte order', () => {
+  // The merge orders keys by their first four bytes first, then byte by byte: these tie on the
+  // first four, end inside them, or differ only past them, in UTF-8 (bytes past 0x7f) as in ASCII.
+  const words = ['a', 'ab', 'abc', 'abcd', 'abcde', 'abcdf', 'abce', 'abcd e', 'ñ', 'ña', 'ñaa', 'ñb', 'zz', 'z', 'ab ab', 'Ñ'];
+  const items = Array.from({ length: 2000 }, (_, i) => [`id-${i}`, `${words[(i * 7) % words.length]} ${words[(i * 5) % words.length]}`, words[i % words.length]!, null, null, null]);
+  const whole = build('clientes', items);
+  const runs = build('clientes', items, 1);
+  assert.equal(runs.spilled, true);
+  for (const [name, bytes] of whole.blobs) assert.ok(runs.blobs.get(name)!.equals(bytes), name);
+  const ix = decodeIndex(runs.blobs.get('eq:cif')!) as PostingIndex;
+  for (const w of words) {
+    const expected = items.flatMap((it, pos) => (it[2] === w ? [pos] : []));
+    assert.deepEqual([...postingsOf(ix, Buffer.from(JSON.stringify(w)))], expected, w);
+  }
+});
+
 test('a build dropped before its indexes lets go of its runs', () => {
   const builder = new ChunkBuilder({ views: true, kind: 'clientes', spill: { dir, budgetBytes: 1 } });
   for (let i = 0; i < 1000; i++) if (builder.add(body('clientes', [`id-${i}`, 'n', 'c', 'e', 't', 'd']), AT)) builder.recycle();
