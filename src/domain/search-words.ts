@@ -25,3 +25,34 @@ export function foldedWords(text: string): string[] {
 export function queryWords(q: string): string[] {
   return [...new Set(foldedWords(q))];
 }
+
+/** The Latin blocks whose characters take two bytes in UTF-8: Latin-1 Supplement, Latin Extended-A and -B. */
+const LATIN_FIRST = 0x80;
+const LATIN_LAST = 0x24f;
+
+/**
+ * How each character of U+0080–U+024F folds, as `foldText` folds it, for
+ * code that folds UTF-8 bytes without making strings (the import's index of
+ * `q` words): the folded character's UTF-8 bytes and whether it belongs to a
+ * word. Made from `foldText` itself, so the two cannot disagree. A character
+ * that folds to other than exactly one character has length 0: such text is
+ * folded as a string. Folding these characters one at a time is folding the
+ * text: none is a combining mark, and none lower-cases by context (only
+ * Greek's final sigma does, outside these blocks).
+ */
+export const LATIN_FOLDS = (() => {
+  const n = LATIN_LAST - LATIN_FIRST + 1;
+  const folds = { first: LATIN_FIRST, last: LATIN_LAST, length: new Uint8Array(n), byte0: new Uint8Array(n), byte1: new Uint8Array(n), word: new Uint8Array(n) };
+  for (let cp = LATIN_FIRST; cp <= LATIN_LAST; cp++) {
+    const folded = foldText(String.fromCharCode(cp));
+    if ([...folded].length !== 1) continue;
+    const bytes = Buffer.from(folded, 'utf8');
+    if (bytes.length > 2) continue;
+    const i = cp - LATIN_FIRST;
+    folds.length[i] = bytes.length;
+    folds.byte0[i] = bytes[0]!;
+    folds.byte1[i] = bytes[1] ?? 0;
+    folds.word[i] = /^[\p{L}\p{N}]$/u.test(folded) ? 1 : 0;
+  }
+  return folds;
+})();

@@ -11,7 +11,7 @@
  * where each field starts (ThinChunk.bounds): a `fields=` page is put together
  * from those pieces.
  */
-import { foldedWords, foldText } from '../domain/search-words.js';
+import { foldedWords, foldText, LATIN_FOLDS } from '../domain/search-words.js';
 import { KIND_SPECS, type FieldSpec, type Kind } from '../domain/kinds.js';
 import { encodeGroups, encodeRange, INDEX_PART_BYTES, joinParts, partsOf, rangeOrder, type IndexBlob, type IndexPart } from './snapshot-index.js';
 import { byteOrder, groupValues, ValueList } from './index-sort.js';
@@ -36,9 +36,26 @@ for (let c = 0x30; c <= 0x39; c++) WORD_BYTE[c] = 1;
 for (let c = 0x41; c <= 0x5a; c++) WORD_BYTE[c] = 1;
 for (let c = 0x61; c <= 0x7a; c++) WORD_BYTE[c] = 1;
 
-/** Whether a JSON string token is plain ASCII without escapes: then folding is lower-casing its bytes. */
-function plainAscii(buf: Buffer, from: number, to: number): boolean {
-  for (let k = from; k < to; k++) if (buf[k]! >= 0x80 || buf[k] === BACKSLASH) return false;
+/**
+ * Whether the bytes of a JSON string token fold byte by byte: no escapes, and
+ * every character ASCII or a two-byte one that LATIN_FOLDS folds (most ERP
+ * text, accents included); anything else is folded as a string.
+ */
+function foldsByByte(buf: Buffer, from: number, to: number): boolean {
+  for (let k = from; k < to; k++) {
+    const c = buf[k]!;
+    if (c < 0x80) {
+      if (c === BACKSLASH) return false;
+      continue;
+    }
+    // A lead byte of U+0080–U+07FF (0xc2–0xdf), then a continuation byte.
+    if (c < 0xc2 || c > 0xdf || k + 1 >= to) return false;
+    const d = buf[k + 1]!;
+    if ((d & 0xc0) !== 0x80) return false;
+    const cp = ((c & 0x1f) << 6) | (d & 0x3f);
+    if (cp > LATIN_FOLDS.last || LATIN_FOLDS.length[cp - LATIN_FOLDS.first] === 0) return false;
+    k++;
+  }
   return true;
 }
 
@@ -185,15 +202,27 @@ export class IndexBuilder {
       const word = WORD_FIELDS.has(field.name);
       if (!word && !WHOLE_FIELDS.has(field.name)) return;
       const terms = this.terms;
-      if (plainAscii(buf, from + 1, to - 1)) {
-        // The common case, on bytes: lower-cased words (or the whole value), no string made.
+      if (foldsByByte(buf, from + 1, to - 1)) {
+        // The common case, on bytes: lower-cased words (or the whole value), accents dropped, no string made.
         terms.ensure(to - from);
         const out = terms.bytes;
         let start = terms.len;
         let at = start;
         for (let k = from + 1; k < to - 1; k++) {
           const c = buf[k]!;
-          if (word && WORD_BYTE[c] === 0) {
+          let isWord: boolean;
+          let b0: number;
+          let b1 = -1;
+          if (c < 0x80) {
+            isWord = WORD_BYTE[c] === 1;
+            b0 = c >= 0x41 && c <= 0x5a ? c + 0x20 : c;
+          } else {
+            const i = (((c & 0x1f) << 6) | (buf[++k]! & 0x3f)) - LATIN_FOLDS.first;
+            isWord = LATIN_FOLDS.word[i] === 1;
+            b0 = LATIN_FOLDS.byte0[i]!;
+            if (LATIN_FOLDS.length[i] === 2) b1 = LATIN_FOLDS.byte1[i]!;
+          }
+          if (word && !isWord) {
             if (at > start) {
               terms.len = at;
               terms.commit(start, pos);
@@ -201,7 +230,8 @@ export class IndexBuilder {
             }
             continue;
           }
-          out[at++] = c >= 0x41 && c <= 0x5a ? c + 0x20 : c;
+          out[at++] = b0;
+          if (b1 >= 0) out[at++] = b1;
         }
         if (at > start || !word) {
           terms.len = at;
