@@ -499,22 +499,25 @@ export function storeSuite(factory: StoreFactory) {
     test('a first import whose ids stop arriving in order midway is still laid out in list order', async () => {
       const companyId = await company();
       const id = (i: number) => `R${String(i).padStart(5, '0')}`;
-      const big = (i: number, line: number) => staged(id(i), 'é'.repeat(400), line);
-      const first = Array.from({ length: 300 }, (_, i) => big(2 * i + 10, i + 2));
-      const second = Array.from({ length: 300 }, (_, i) => big(2 * i + 700, i + 302));
-      const unordered = [big(3, 602), big(5000, 603), big(1, 604)];
+      // ~4 KB items, 4.8 MB before the break: written as they come in several transactions (SQLite)
+      // or COPYs (PostgreSQL), the builder's memory reused between them.
+      const body = 'é'.repeat(2000);
+      const big = (i: number, line: number) => staged(id(i), body, line);
+      const first = Array.from({ length: 600 }, (_, i) => big(2 * i + 10, i + 2));
+      const second = Array.from({ length: 600 }, (_, i) => big(2 * i + 1300, i + 602));
+      const unordered = [big(3, 1202), big(5000, 1203), big(1, 1204)];
       const s = await store.writeSnapshot(spec(companyId, T1), batches(first, second, unordered));
-      assert.equal(s.changes.total, 603);
-      assert.equal(s.changes.inserted, 603);
+      assert.equal(s.changes.total, 1203);
+      assert.equal(s.changes.inserted, 1203);
       await store.publishSnapshot(s.snapshotId);
       const got = await items(store, s.snapshotId);
       const want = [...first, ...second, ...unordered].map((r) => r.idErp).sort(compareUtf8);
       assert.deepEqual(got.map((i) => i.id_erp), want);
-      assert.ok(got.every((i) => i.v === 'é'.repeat(400) && at(i) === T1));
+      assert.ok(got.every((i) => i.v === body && at(i) === T1));
       const meta = (await store.snapshotMeta(s.snapshotId))!;
       assert.ok(meta.chunkStarts.length > 3, `${meta.chunkStarts.length} chunks`);
-      assert.deepEqual(await store.findRecord(s.snapshotId, id(1)), { pos: 0, hash: staged(id(1), 'é'.repeat(400)).hash, actualizadoAt: T1 });
-      assert.equal((await store.findRecord(s.snapshotId, id(5000)))!.pos, 602);
+      assert.deepEqual(await store.findRecord(s.snapshotId, id(1)), { pos: 0, hash: staged(id(1), body).hash, actualizadoAt: T1 });
+      assert.equal((await store.findRecord(s.snapshotId, id(5000)))!.pos, 1202);
     });
 
     test('a first import: a repeated id_erp after the order broke names the first line', async () => {
@@ -539,6 +542,34 @@ export function storeSuite(factory: StoreFactory) {
       }
       await assert.rejects(store.writeSnapshot(spec(companyId, T2), broken()), (e) => e === boom);
       await assertNothingLeft(companyId, before.snapshotId);
+    });
+
+    test('an error from the records stream after megabytes written in order leaves nothing behind', async () => {
+      const companyId = await company();
+      const before = await publish(companyId, T1, [staged('A')]);
+      const boom = new Error('the CSV broke on line 2,001');
+      const body = 'x'.repeat(4000);
+      async function* broken() {
+        // 8 MB: with a live snapshot the records are staged; without one (a first import) they are
+        // written in order, several COPYs of chunks deep when the stream breaks.
+        for (let b = 0; b < 4; b++) yield Array.from({ length: 500 }, (_, i) => staged(`B${String(b * 500 + i).padStart(5, '0')}`, body, b * 500 + i + 2));
+        throw boom;
+      }
+      await assert.rejects(store.writeSnapshot(spec(companyId, T2), broken()), (e) => e === boom);
+      await assertNothingLeft(companyId, before.snapshotId);
+      const fresh = await company();
+      await assert.rejects(store.writeSnapshot(spec(fresh, T2), broken()), (e) => e === boom);
+      assert.equal(await store.liveSnapshotId(fresh, 'clientes'), null);
+      // The connection is usable afterwards: the same records, whole, publish.
+      async function* whole() {
+        for (let b = 0; b < 4; b++) yield Array.from({ length: 500 }, (_, i) => staged(`B${String(b * 500 + i).padStart(5, '0')}`, body, b * 500 + i + 2));
+      }
+      const s = await store.writeSnapshot(spec(fresh, T2), whole());
+      assert.equal(s.changes.inserted, 2000);
+      await store.publishSnapshot(s.snapshotId);
+      const got = await items(store, s.snapshotId);
+      assert.equal(got.length, 2000);
+      assert.ok(got.every((i, k) => i.id_erp === `B${String(k).padStart(5, '0')}` && i.v === body));
     });
 
     /** The live snapshot is untouched, and no snapshot was kept between it and the next one written. */
