@@ -31,12 +31,14 @@ export function writePostingRun(file: RunFile, list: ValueList, groups: Groups, 
     const first = groups.first[g]!;
     const s = list.starts.a[first]!;
     const e = list.end(first);
-    const postings = groups.postings.subarray(groups.starts[g]!, groups.starts[g + 1]!);
+    const postingsFrom = groups.starts[g]!;
+    const postingsTo = groups.starts[g + 1]!;
     out.u32(groups.hashes[g]!);
     out.u32(e - s);
-    out.u32(postings.length);
+    out.u32(postingsTo - postingsFrom);
     out.bytes(list.bytes, s, e);
-    out.u32s(postings);
+    // Most groups hold one or a few positions: written one by one, without a view of them.
+    for (let k = postingsFrom; k < postingsTo; k++) out.u32(groups.postings[k]!);
     dictBytes += e - s;
   }
   return { from, to: out.length, count: d, postings: groups.postings.length, dictBytes };

@@ -189,10 +189,6 @@ export class SectionWriter {
     this.length += n;
   }
 
-  u32s(values: Uint32Array): void {
-    this.bytes(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), 0, values.byteLength);
-  }
-
   flush(): void {
     if (this.outLen === 0) return;
     writeAll(this.fd, this.out.subarray(0, this.outLen), this.base + this.length - this.outLen);
