@@ -1,9 +1,10 @@
 /**
  * Laying out a staged snapshot for the PostgreSQL adapter
- * (postgres-snapshot-writer.ts writes and stages it): positions assigned in
- * SQL, then the records read back in list order through a cursor, their
- * chunks shared with the previous snapshot where unchanged (chunk-reuse.ts)
- * or laid out and written with COPY, and the snapshot's description.
+ * (postgres-snapshot-writer.ts writes and stages it): the records read back
+ * in list order through a cursor and written at the positions they come in,
+ * their chunks shared with the previous snapshot where unchanged
+ * (chunk-reuse.ts) or laid out and written with COPY, and the snapshot's
+ * description.
  */
 import { tmpdir } from 'node:os';
 import type { Kind } from '../../domain/kinds.js';
@@ -13,11 +14,16 @@ import { ownEntry, reusedChunks, ReusePlanner, ReusingLayout, type LayoutOutput,
 import type { Chunk, ThinChunk } from '../store.js';
 import type { Conn } from './postgres-connection.js';
 import { copyIn, CopyEncoder } from './postgres-copy.js';
+import { sqlInt } from './postgres-copy-out.js';
 
 /** Thin chunks handed to COPY at a time… */
 const COPY_FLUSH_BYTES = 1024 * 1024;
-/** …and rows read back per cursor fetch while laying out chunks. */
+/** …rows read back per cursor fetch while laying out chunks… */
 const FETCH_ROWS = 1000;
+/** …records' rows gathered for one COPY (~20,000 records)… */
+const RECORDS_BUFFER = 1024 * 1024;
+/** …and the memory the stage is sorted in (PostgreSQL's `work_mem`, this transaction only). */
+const LAYOUT_SORT_MEMORY = '64MB';
 
 /** Records the laid-out snapshot's description, and that it is complete. */
 export async function markStaged(c: Conn, snapshotId: number, builder: ChunkBuilder) {
@@ -38,24 +44,50 @@ export async function markStaged(c: Conn, snapshotId: number, builder: ChunkBuil
 }
 
 /**
- * Assigns positions in SQL, then reads items in list order to write chunks,
- * sharing the previous snapshot's unchanged ones (chunk-reuse.ts).
+ * Reads the staged records in list order through a cursor, each with the
+ * time it keeps (an unchanged record's from the previous snapshot, with its
+ * position there), and writes them at the positions they come in; their
+ * chunks are shared with the previous snapshot where unchanged
+ * (chunk-reuse.ts) or laid out and written with COPY.
  */
 export async function layOut(c: Conn, snapshotId: number, kind: Kind, total: number, file: BodyFile, prev: number | null): Promise<LayoutStats> {
-  await c.run('CREATE INDEX stage_order ON stage (ts, id_erp)');
+  // One sort of the stage, in memory at the sizes of most imports (the server's default of 4 MB
+  // would sort a 100,000-record stage on disk); the cursor's rows are all needed, so no fast-start
+  // plan. Both for this transaction only.
+  await c.run(`SET LOCAL work_mem = '${LAYOUT_SORT_MEMORY}'`);
+  await c.run('SET LOCAL cursor_tuple_fraction = 1');
+  // List order is (time, id_erp), unique once duplicates are refused. Unchanged means the same
+  // id_erp and hash as in the previous snapshot.
   await c.run(
-    `INSERT INTO records (snapshot_id, id_erp, pos, actualizado_at, hash)
-     SELECT $1, id_erp, (row_number() OVER (ORDER BY ts, id_erp) - 1)::int, ts, hash FROM stage`,
-    [snapshotId],
+    prev === null
+      ? 'DECLARE ordered NO SCROLL CURSOR FOR SELECT id_erp, hash, off, len, ts, NULL::int AS prev_pos FROM stage ORDER BY ts, id_erp'
+      : `DECLARE ordered NO SCROLL CURSOR FOR
+         SELECT s.id_erp, s.hash, s.off, s.len, COALESCE(r.actualizado_at, s.ts) AS ts, r.pos AS prev_pos
+         FROM stage s LEFT JOIN records r ON r.snapshot_id = ${sqlInt(prev)} AND r.id_erp = s.id_erp AND r.hash = s.hash
+         ORDER BY 5, 1`,
   );
   const before = prev === null ? null : await previousLayout(c, prev);
-  // The same order as the positions above: (ts, id_erp) is unique, so the order is total.
-  await c.run('DECLARE ordered NO SCROLL CURSOR FOR SELECT id_erp, hash, off, len, ts, prev_pos FROM stage ORDER BY ts, id_erp');
   // Views: each page's COPY of chunks has completed before the builder writes over them.
   const builder = new ChunkBuilder({ views: true, kind, spill: { dir: tmpdir() } });
   try {
     const planner = new ReusePlanner(before?.starts ?? new Uint32Array(0), before?.count ?? 0);
     const layout = new ReusingLayout(builder, snapshotId, before, (rows) => file.read(rows));
+    // The records, at the positions they are read in: written while the chunks are laid out,
+    // where an INSERT … SELECT after the stage's sort kept this process waiting.
+    let records = new CopyEncoder(RECORDS_BUFFER);
+    let pos = 0;
+    let unwritten = 0;
+    /** The last COPY of records, queued on the connection and awaited before the next (its rows are its own). */
+    let writing: Promise<number> | null = null;
+    const writeRecords = async () => {
+      if (writing) await writing;
+      writing = null;
+      if (unwritten === 0) return;
+      writing = copyIn(c, 'records', ['snapshot_id', 'id_erp', 'pos', 'actualizado_at', 'hash'], [records.take(true)]);
+      writing.catch(() => {}); // awaited by the next write or at the end
+      records = new CopyEncoder(RECORDS_BUFFER);
+      unwritten = 0;
+    };
     const fetch = () => {
       const page = c.rows<{ id_erp: string; hash: Buffer; off: number; len: number; ts: number; prev_pos: number | null }>(
         `FETCH ${FETCH_ROWS} FROM ordered`,
@@ -74,12 +106,17 @@ export async function layOut(c: Conn, snapshotId: number, kind: Kind, total: num
       if (rows.length === 0) break;
       // The server reads the next page while this one is laid out (its COPY queues behind).
       next = fetch();
+      for (const r of rows) records.row(5).int8(snapshotId).text(r.id_erp).int4(pos++).int8(r.ts).bytes(r.hash);
+      unwritten += rows.length;
+      if (records.size >= RECORDS_BUFFER) await writeRecords();
       await run(planner.push(rows.map((r) => ({ idErp: r.id_erp, hash: r.hash, off: r.off, len: r.len, ts: r.ts, prevPos: r.prev_pos }))));
     }
     await c.run('CLOSE ordered');
+    await writeRecords();
+    if (writing) await writing;
     await run(planner.end());
     await writeChunks(c, snapshotId, layout.finish());
-    if (builder.count !== total) throw new Error(`snapshot ${snapshotId}: laid out ${builder.count} of ${total} records`);
+    if (builder.count !== total || pos !== total) throw new Error(`snapshot ${snapshotId}: laid out ${builder.count} and wrote ${pos} of ${total} records`);
     await markStaged(c, snapshotId, builder);
     return layout.stats;
   } finally {

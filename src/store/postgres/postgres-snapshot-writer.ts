@@ -14,10 +14,11 @@
  *   arrives, as the SQLite adapter does (previous-records.ts), cost more
  *   here than the writes it saves (a re-import of 100,000 customers that
  *   changes nothing: 2.9-3.1 s against 2.4-2.8 s). Duplicates and changes
- *   against the live snapshot are found in SQL,
- *   positions are assigned by one `row_number()` pass, and the records are
- *   read back in list order through a cursor, their bodies from the file, to
- *   lay out chunks, which go in with COPY. When ids stop
+ *   against the live snapshot are found in SQL, and the records are read
+ *   back in list order through a cursor (one sort, each unchanged record
+ *   joined with its previous time and position), their bodies from the file,
+ *   to lay out chunks; records and chunks go in with COPY at the positions
+ *   they are read in (postgres-layout.ts). When ids stop
  *   arriving in order midway, what was written in order is moved to the stage.
  * When the comparison finds nothing inserted, updated or deleted (and the spec
  * asks for it), nothing is laid out and the live snapshot is kept.
@@ -103,7 +104,7 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
       // stay in this process, in a file (`off`, `len`): see body-file.ts.
       await c.run(`CREATE TEMP TABLE stage (
         rid INTEGER NOT NULL, id_erp TEXT COLLATE "C" NOT NULL, line INTEGER NOT NULL,
-        hash BYTEA NOT NULL, off BIGINT NOT NULL, len INTEGER NOT NULL, ts BIGINT NOT NULL, prev_pos INTEGER) ON COMMIT DROP`);
+        hash BYTEA NOT NULL, off BIGINT NOT NULL, len INTEGER NOT NULL, ts BIGINT NOT NULL) ON COMMIT DROP`);
       const bodies = new BodyFile(tmpdir(), String(snapshotId));
       try {
         let total = 0;
@@ -285,15 +286,6 @@ async function detectChanges(c: Conn, total: number, prev: number | null): Promi
      FROM stage s JOIN records r ON r.snapshot_id = $1 AND r.id_erp = s.id_erp`,
     [prev],
   ))!;
-  // An unchanged record keeps the time of the import that last changed it, and notes its
-  // position there (chunk-reuse.ts).
-  if (unchanged > 0) {
-    await c.run(
-      `UPDATE stage s SET ts = r.actualizado_at, prev_pos = r.pos FROM records r
-       WHERE r.snapshot_id = $1 AND r.id_erp = s.id_erp AND r.hash = s.hash`,
-      [prev],
-    );
-  }
   const { record_count: prevCount } = (await c.one<{ record_count: number }>(
     'SELECT record_count FROM snapshots WHERE id = $1',
     [prev],
