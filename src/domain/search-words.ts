@@ -35,8 +35,8 @@ const LATIN_LAST = 0x24f;
  * code that folds UTF-8 bytes without making strings (the import's index of
  * `q` words): the folded character's UTF-8 bytes and whether it belongs to a
  * word. Made from `foldText` itself, so the two cannot disagree. A character
- * that folds to other than exactly one character has length 0: such text is
- * folded as a string. Folding these characters one at a time is folding the
+ * that folds to other than one character of one or two bytes (U+023A and
+ * U+023E fold to three) has length 0: text holding one is folded as a string. Folding these characters one at a time is folding the
  * text: none is a combining mark, and none lower-cases by context (only
  * Greek's final sigma does, outside these blocks).
  */

@@ -13,7 +13,7 @@
  * bytes; values then positions), so the merged blob is the blob a whole
  * build makes, byte for byte.
  */
-import type { Groups, ValueList } from './index-sort.js';
+import { word, type Groups, type ValueList } from './index-sort.js';
 import type { RunFile, RunRef, SectionWriter } from './run-file.js';
 import { postingsHeader, rangeHeader } from './snapshot-index.js';
 
@@ -124,7 +124,7 @@ export function mergePostingRuns(file: RunFile, refs: readonly RunRef[], hashed:
     head.at = reader.skip(length);
     head.buf = reader.buf;
     head.length = length;
-    head.prefix = prefixOf(head.buf, head.at, length);
+    head.prefix = word(head.buf, head.at, head.at + length, 0);
     return true;
   };
   const before = (x: number, y: number): boolean => {
@@ -188,16 +188,6 @@ export function mergePostingRuns(file: RunFile, refs: readonly RunRef[], hashed:
   groupStarts.u32(p);
   const header = postingsHeader(hashed, d, p, dict.length);
   return file.parts(header, hashed ? [hashes, keyStarts, groupStarts, postings, dict] : [keyStarts, groupStarts, postings, dict], partBytes);
-}
-
-/**
- * A key's first four bytes as an unsigned number, zeros past its end: keys
- * in byte order have prefixes in the same order (or equal ones).
- */
-function prefixOf(buf: Buffer, at: number, length: number): number {
-  let x = 0;
-  for (let i = 0; i < 4; i++) x = x * 256 + (i < length ? buf[at + i]! : 0);
-  return x;
 }
 
 /**

@@ -213,8 +213,12 @@ export function groupValues(list: ValueList): Groups {
   return { first: first.view(), hashes: groupHashes.view(), starts: groupStarts.view(), postings: postings.subarray(0, p) };
 }
 
-/** Big-endian 32-bit word of a value's bytes from `at` (zero past its end). */
-function word(buf: Buffer, from: number, end: number, at: number): number {
+/**
+ * Big-endian 32-bit word of a value's bytes `buf[from, end)` from `at` (zero
+ * past its end): values in byte order have their words at 0 in the same order,
+ * or equal ones.
+ */
+export function word(buf: Buffer, from: number, end: number, at: number): number {
   let w = 0;
   for (let i = 0; i < 4; i++) w = (w << 8) | (from + at + i < end ? buf[from + at + i]! : 0);
   return w >>> 0;

@@ -133,15 +133,15 @@ export class RunReader {
   }
 }
 
+/** Bytes copied by a loop rather than by `set` (see `SectionWriter.bytes`). */
+const SHORT_COPY_BYTES = 32;
+
 /**
  * Bytes written from `base` on, through a buffer: the runs, and each section
  * of a merged blob (its hashes, key starts, postings…) at its own place in
  * the file, sections growing side by side during a merge, each within room
  * for the most it can hold.
  */
-/** Bytes copied by a loop rather than by `set` (see `SectionWriter.bytes`). */
-const SHORT_COPY_BYTES = 32;
-
 export class SectionWriter {
   private readonly out: Buffer;
   private outLen = 0;

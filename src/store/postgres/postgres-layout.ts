@@ -16,6 +16,9 @@ import type { Conn } from './postgres-connection.js';
 import { copyIn, CopyEncoder } from './postgres-copy.js';
 import { sqlInt } from './postgres-copy-out.js';
 
+/** The columns of `records` both ways of writing a snapshot fill, by COPY. */
+export const RECORD_COLUMNS = ['snapshot_id', 'id_erp', 'pos', 'actualizado_at', 'hash'];
+
 /** Thin chunks handed to COPY at a time… */
 const COPY_FLUSH_BYTES = 1024 * 1024;
 /** …rows read back per cursor fetch while laying out chunks… */
@@ -83,7 +86,7 @@ export async function layOut(c: Conn, snapshotId: number, kind: Kind, total: num
       if (writing) await writing;
       writing = null;
       if (unwritten === 0) return;
-      writing = copyIn(c, 'records', ['snapshot_id', 'id_erp', 'pos', 'actualizado_at', 'hash'], [records.take(true)]);
+      writing = copyIn(c, 'records', RECORD_COLUMNS, [records.take(true)]);
       writing.catch(() => {}); // awaited by the next write or at the end
       records = new CopyEncoder(RECORDS_BUFFER);
       unwritten = 0;

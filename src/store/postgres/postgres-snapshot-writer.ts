@@ -46,7 +46,7 @@ import {
 } from '../store.js';
 import type { Conn, Db } from './postgres-connection.js';
 import { copyIn, CopyEncoder } from './postgres-copy.js';
-import { layOut, markStaged, writeChunks } from './postgres-layout.js';
+import { layOut, markStaged, RECORD_COLUMNS, writeChunks } from './postgres-layout.js';
 
 /** Staged rows handed to COPY at a time… */
 const COPY_FLUSH_BYTES = 1024 * 1024;
@@ -167,7 +167,7 @@ async function writeInOrder(
     let chunkBytes = 0;
     const flush = async () => {
       if (recordCount > 0) {
-        await copyIn(c, 'records', ['snapshot_id', 'id_erp', 'pos', 'actualizado_at', 'hash'], [records.take(true)]);
+        await copyIn(c, 'records', RECORD_COLUMNS, [records.take(true)]);
         records = new CopyEncoder(IN_ORDER_RECORDS_BUFFER);
         recordCount = 0;
       }
