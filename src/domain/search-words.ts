@@ -36,23 +36,39 @@ const LATIN_LAST = 0x24f;
  * `q` words): the folded character's UTF-8 bytes and whether it belongs to a
  * word. Made from `foldText` itself, so the two cannot disagree. A character
  * that folds to other than one character of one or two bytes (U+023A and
- * U+023E fold to three) has length 0: text holding one is folded as a string. Folding these characters one at a time is folding the
- * text: none is a combining mark, and none lower-cases by context (only
- * Greek's final sigma does, outside these blocks).
+ * U+023E fold to three) has length 0: text holding one is folded as a
+ * string. Folding these characters one at a time is folding the text: none
+ * is a combining mark, and none lower-cases by context (only Greek's final
+ * sigma does, outside these blocks).
  */
-export const LATIN_FOLDS = (() => {
+export function latinFolds(): LatinFolds {
+  if (folds) return folds;
   const n = LATIN_LAST - LATIN_FIRST + 1;
-  const folds = { first: LATIN_FIRST, last: LATIN_LAST, length: new Uint8Array(n), byte0: new Uint8Array(n), byte1: new Uint8Array(n), word: new Uint8Array(n) };
+  const made = { first: LATIN_FIRST, last: LATIN_LAST, length: new Uint8Array(n), byte0: new Uint8Array(n), byte1: new Uint8Array(n), word: new Uint8Array(n) };
   for (let cp = LATIN_FIRST; cp <= LATIN_LAST; cp++) {
     const folded = foldText(String.fromCharCode(cp));
     if ([...folded].length !== 1) continue;
     const bytes = Buffer.from(folded, 'utf8');
     if (bytes.length > 2) continue;
     const i = cp - LATIN_FIRST;
-    folds.length[i] = bytes.length;
-    folds.byte0[i] = bytes[0]!;
-    folds.byte1[i] = bytes[1] ?? 0;
-    folds.word[i] = /^[\p{L}\p{N}]$/u.test(folded) ? 1 : 0;
+    made.length[i] = bytes.length;
+    made.byte0[i] = bytes[0]!;
+    made.byte1[i] = bytes[1] ?? 0;
+    made.word[i] = /^[\p{L}\p{N}]$/u.test(folded) ? 1 : 0;
   }
-  return folds;
-})();
+  folds = made;
+  return made;
+}
+
+export interface LatinFolds {
+  first: number;
+  last: number;
+  /** Per character from `first`: the folded character's UTF-8 length (0: fold it as a string), bytes, and whether it is a word's. */
+  length: Uint8Array;
+  byte0: Uint8Array;
+  byte1: Uint8Array;
+  word: Uint8Array;
+}
+
+/** Made at the first import that folds a name, not when a process starts. */
+let folds: LatinFolds | null = null;

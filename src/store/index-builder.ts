@@ -11,7 +11,7 @@
  * where each field starts (ThinChunk.bounds): a `fields=` page is put together
  * from those pieces.
  */
-import { foldedWords, foldText, LATIN_FOLDS } from '../domain/search-words.js';
+import { foldedWords, foldText, latinFolds, type LatinFolds } from '../domain/search-words.js';
 import { KIND_SPECS, type FieldSpec, type Kind } from '../domain/kinds.js';
 import { encodeGroups, encodeRange, INDEX_PART_BYTES, joinParts, partsOf, rangeOrder, type IndexBlob, type IndexPart } from './snapshot-index.js';
 import { byteOrder, groupValues, ValueList } from './index-sort.js';
@@ -38,10 +38,10 @@ for (let c = 0x61; c <= 0x7a; c++) WORD_BYTE[c] = 1;
 
 /**
  * Whether the bytes of a JSON string token fold byte by byte: no escapes, and
- * every character ASCII or a two-byte one that LATIN_FOLDS folds (most ERP
+ * every character ASCII or a two-byte one that `folds` folds (most ERP
  * text, accents included); anything else is folded as a string.
  */
-function foldsByByte(buf: Buffer, from: number, to: number): boolean {
+function foldsByByte(folds: LatinFolds, buf: Buffer, from: number, to: number): boolean {
   for (let k = from; k < to; k++) {
     const c = buf[k]!;
     if (c < 0x80) {
@@ -53,7 +53,7 @@ function foldsByByte(buf: Buffer, from: number, to: number): boolean {
     const d = buf[k + 1]!;
     if ((d & 0xc0) !== 0x80) return false;
     const cp = ((c & 0x1f) << 6) | (d & 0x3f);
-    if (cp > LATIN_FOLDS.last || LATIN_FOLDS.length[cp - LATIN_FOLDS.first] === 0) return false;
+    if (cp > folds.last || folds.length[cp - folds.first] === 0) return false;
     k++;
   }
   return true;
@@ -202,7 +202,8 @@ export class IndexBuilder {
       const word = WORD_FIELDS.has(field.name);
       if (!word && !WHOLE_FIELDS.has(field.name)) return;
       const terms = this.terms;
-      if (foldsByByte(buf, from + 1, to - 1)) {
+      const folds = latinFolds();
+      if (foldsByByte(folds, buf, from + 1, to - 1)) {
         // The common case, on bytes: lower-cased words (or the whole value), accents dropped, no string made.
         terms.ensure(to - from);
         const out = terms.bytes;
@@ -217,10 +218,10 @@ export class IndexBuilder {
             isWord = WORD_BYTE[c] === 1;
             b0 = c >= 0x41 && c <= 0x5a ? c + 0x20 : c;
           } else {
-            const i = (((c & 0x1f) << 6) | (buf[++k]! & 0x3f)) - LATIN_FOLDS.first;
-            isWord = LATIN_FOLDS.word[i] === 1;
-            b0 = LATIN_FOLDS.byte0[i]!;
-            if (LATIN_FOLDS.length[i] === 2) b1 = LATIN_FOLDS.byte1[i]!;
+            const i = (((c & 0x1f) << 6) | (buf[++k]! & 0x3f)) - folds.first;
+            isWord = folds.word[i] === 1;
+            b0 = folds.byte0[i]!;
+            if (folds.length[i] === 2) b1 = folds.byte1[i]!;
           }
           if (word && !isWord) {
             if (at > start) {
