@@ -171,6 +171,11 @@ export class ChunkBuilder {
     return this.index?.parts(partBytes) ?? [];
   }
 
+  /** Sorted runs the filter indexes were built from so far (0: gathered whole in memory). */
+  get indexRuns(): number {
+    return this.index?.runsWritten ?? 0;
+  }
+
   /** Lets go of what a spilled index build holds on disk, for a builder dropped before its indexes are read. */
   close(): void {
     this.index?.close();

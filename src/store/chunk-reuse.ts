@@ -18,7 +18,7 @@
  * and the map rows to write.
  */
 import { CHUNK_MAX_ITEMS, CHUNK_TARGET_BYTES, type ChunkBuilder } from './chunk-builder.js';
-import type { Chunk, ThinChunk } from './store.js';
+import type { Chunk, StagedSnapshot, ThinChunk } from './store.js';
 
 /** A record in the new snapshot's list order, as a writer's stage gives it. */
 export interface OrderedRow {
@@ -127,11 +127,8 @@ export interface LayoutOutput {
   map: MapEntry[];
 }
 
-/** How the snapshot was laid out: chunks written, and chunks shared with the previous snapshot. */
-export interface LayoutStats {
-  chunksWritten: number;
-  chunksShared: number;
-}
+/** What a layout wrote and shared, and how its indexes were built (StagedSnapshot's `layout`). */
+export type LayoutStats = NonNullable<StagedSnapshot['layout']>;
 
 /**
  * Runs steps against a ChunkBuilder. A chunk left open when a reused chunk
@@ -142,7 +139,7 @@ export interface LayoutStats {
  * records a nightly import changes land at the end, a handful each night.
  */
 export class ReusingLayout {
-  readonly stats: LayoutStats = { chunksWritten: 0, chunksShared: 0 };
+  private readonly counts = { chunksWritten: 0, chunksShared: 0 };
   private last: MapEntry | null = null;
 
   /**
@@ -164,6 +161,10 @@ export class ReusingLayout {
   ) {
     this.prevMap = prev?.map ?? [];
     this.smallChunkItems = prev && prev.map.length > 0 ? prev.count / prev.map.length / 4 : 0;
+  }
+
+  get stats(): LayoutStats {
+    return { ...this.counts, indexRuns: this.builder.indexRuns };
   }
 
   /** Runs `steps`; `thin` holds the thin chunk of every previous chunk they reuse. */
@@ -212,7 +213,7 @@ export class ReusingLayout {
       };
       out.map.push(entry);
       this.last = entry;
-      this.stats.chunksShared++;
+      this.counts.chunksShared++;
     }
     return out;
   }
@@ -239,7 +240,7 @@ export class ReusingLayout {
     const entry = ownEntry(this.snapshotId, chunk);
     out.map.push(entry);
     this.last = entry;
-    this.stats.chunksWritten++;
+    this.counts.chunksWritten++;
   }
 }
 

@@ -150,8 +150,12 @@ export interface StagedSnapshot {
    * Conclude with `Store.keepLiveSnapshot`, never publish or discard it.
    */
   keptLive?: boolean;
-  /** Chunks the snapshot stores itself, and chunks it shares with `previousId` (chunk-reuse.ts). */
-  layout?: { chunksWritten: number; chunksShared: number };
+  /**
+   * Chunks the snapshot stores itself, chunks it shares with `previousId`
+   * (chunk-reuse.ts), and the sorted runs its filter indexes were built from
+   * (0: built whole in memory; see index-runs.ts).
+   */
+  layout?: { chunksWritten: number; chunksShared: number; indexRuns: number };
   /**
    * Item bodies written to the stage's file: those of new and changed
    * records (an unchanged one's stays in the previous snapshot); none when

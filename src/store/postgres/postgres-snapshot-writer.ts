@@ -94,7 +94,7 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
             snapshotId,
             changes: allInserted(inOrder.count),
             previousId: null,
-            layout: { chunksWritten: inOrder.chunks, chunksShared: 0 },
+            layout: { chunksWritten: inOrder.chunks, chunksShared: 0, indexRuns: inOrder.indexRuns },
             bodiesStaged: 0,
           };
         }
@@ -156,7 +156,7 @@ async function writeInOrder(
   kind: Kind,
   at: number,
   source: AsyncIterator<StagedRecord[]>,
-): Promise<{ count: number; chunks: number } | OutOfOrder> {
+): Promise<{ count: number; chunks: number; indexRuns: number } | OutOfOrder> {
   // Views: each flush's COPY has completed before the builder writes over its chunks.
   const builder = new ChunkBuilder({ views: true, kind, spill: { dir: tmpdir() } });
   try {
@@ -205,7 +205,7 @@ async function writeInOrder(
     add(builder.flush());
     await flush();
     await markStaged(c, snapshotId, builder);
-    return { count: builder.count, chunks: builder.chunkStarts().length };
+    return { count: builder.count, chunks: builder.chunkStarts().length, indexRuns: builder.indexRuns };
   } finally {
     builder.close();
   }

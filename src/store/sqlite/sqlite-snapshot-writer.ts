@@ -127,7 +127,7 @@ class Layout {
   private readonly pending: unknown[] = [];
   private reusing: ReusingLayout | null = null;
   private prevThin: ((k: number) => ThinChunk) | null = null;
-  private ownStats: LayoutStats = { chunksWritten: 0, chunksShared: 0 };
+  private ownStats = { chunksWritten: 0, chunksShared: 0 };
 
   constructor(
     private readonly db: Database,
@@ -149,7 +149,7 @@ class Layout {
   }
 
   get stats(): LayoutStats {
-    return this.reusing?.stats ?? this.ownStats;
+    return this.reusing?.stats ?? { ...this.ownStats, indexRuns: this.builder.indexRuns };
   }
 
   /**
