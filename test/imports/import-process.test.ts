@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { importChildEnv } from '../../src/imports/import-process.js';
+import { importChildEnv, importChildExecArgv, IMPORT_INITIAL_OLD_SPACE_MB } from '../../src/imports/import-process.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { childPids } from '../helpers/child-pids.js';
 import { customersCsv } from '../helpers/csv.js';
@@ -98,7 +98,7 @@ describe('imports across processes (sqlite)', () => {
     }
   });
 
-  test("the import process runs on glibc's malloc, one arena: jemalloc is taken out of the server's LD_PRELOAD, the rest kept", async () => {
+  test("the import process runs on glibc's malloc, one arena, with a larger first old generation: jemalloc is taken out of the server's LD_PRELOAD, the rest kept", async () => {
     // libm is loaded by Node anyway, so preloading it changes nothing; jemalloc need not be installed
     // (ld.so then says so on stderr and goes on): what is pinned is the child's environment.
     const server = await serveProcess({ ...env, LD_PRELOAD: 'libjemalloc.so.2 libm.so.6' });
@@ -112,12 +112,14 @@ describe('imports across processes (sqlite)', () => {
       // Not one caught between fork and exec (it still has the server's command line and environment),
       // nor one exiting (the kernel then shows an empty environment).
       let seen: string[] = [];
+      let argv: string[] = [];
       await waitUntil(
         'an import process to read',
         () => {
           for (const pid of childPids(server.child.pid!)) {
             try {
               if (cmdline(pid) === serverCmdline) continue;
+              argv = cmdline(pid).split('\0');
               seen = environ(pid);
               if (seen.length > 0) return true;
             } catch {
@@ -132,6 +134,7 @@ describe('imports across processes (sqlite)', () => {
       assert.deepEqual(seen.filter((v) => v.startsWith('LD_PRELOAD=')), ['LD_PRELOAD=libm.so.6']);
       assert.ok(seen.includes('MALLOC_ARENA_MAX=1'), "glibc's malloc on one arena");
       assert.ok(seen.includes(`DATABASE_URL=${env.DATABASE_URL}`), "the rest of the environment is the server's");
+      assert.ok(argv.includes(`--initial-old-space-size=${IMPORT_INITIAL_OLD_SPACE_MB}`), `the child's flags: ${argv.join(' ')}`);
     } finally {
       await server.stop();
     }
@@ -295,6 +298,17 @@ describe('imports across processes (sqlite)', () => {
       await server.stop();
       await store.close();
     }
+  });
+});
+
+describe('importChildExecArgv', () => {
+  test("keeps the server's flags but a debugger's, and adds the first old generation unless the operator set one", () => {
+    const own = `--initial-old-space-size=${IMPORT_INITIAL_OLD_SPACE_MB}`;
+    assert.deepEqual(importChildExecArgv([]), [own]);
+    assert.deepEqual(importChildExecArgv(['--max-semi-space-size=4', '--inspect=9229', '--inspect-brk']), ['--max-semi-space-size=4', own]);
+    assert.deepEqual(importChildExecArgv(['--initial-old-space-size=16']), ['--initial-old-space-size=16']);
+    assert.deepEqual(importChildExecArgv(['--initial_old_space_size=16']), ['--initial_old_space_size=16']);
+    assert.deepEqual(importChildExecArgv(['--initial-old-space-size-extra=1']), ['--initial-old-space-size-extra=1', own]);
   });
 });
 
