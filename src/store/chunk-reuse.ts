@@ -130,6 +130,11 @@ export interface LayoutOutput {
 /** What a layout wrote and shared, and how its indexes were built (StagedSnapshot's `layout`). */
 export type LayoutStats = NonNullable<StagedSnapshot['layout']>;
 
+/** A layout's stats: its chunk counts, and the runs `builder`'s indexes were built from so far. */
+export function layoutStats(builder: ChunkBuilder, chunksWritten: number, chunksShared: number): LayoutStats {
+  return { chunksWritten, chunksShared, indexRuns: builder.indexRuns };
+}
+
 /**
  * Runs steps against a ChunkBuilder. A chunk left open when a reused chunk
  * comes is closed first — unless it is under a quarter of a chunk: then the
@@ -164,7 +169,7 @@ export class ReusingLayout {
   }
 
   get stats(): LayoutStats {
-    return { ...this.counts, indexRuns: this.builder.indexRuns };
+    return layoutStats(this.builder, this.counts.chunksWritten, this.counts.chunksShared);
   }
 
   /** Runs `steps`; `thin` holds the thin chunk of every previous chunk they reuse. */

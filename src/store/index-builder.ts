@@ -96,8 +96,6 @@ export class IndexBuilder {
   private runs: RunFile | null = null;
   private readonly runRefs = new Map<string, RunRef[]>();
   private uncounted = 0;
-  /** Runs written so far (each one a run of every index); 0 while everything is gathered in memory. */
-  runsWritten = 0;
 
   constructor(
     readonly kind: Kind,
@@ -285,10 +283,14 @@ export class IndexBuilder {
     return bytes;
   }
 
+  /** Runs written so far, each a run of every index (so as many as `q` has); 0 while all is gathered in memory. */
+  get runsWritten(): number {
+    return this.runRefs.get('q')?.length ?? 0;
+  }
+
   /** Writes what every index gathered as its next run, and starts gathering afresh. */
   private writeRuns() {
     this.runs ??= new RunFile(this.spill!.dir);
-    this.runsWritten++;
     const file = this.runs;
     const add = (name: string, ref: RunRef) => {
       const refs = this.runRefs.get(name);

@@ -47,6 +47,7 @@ import {
 import type { Conn, Db } from './postgres-connection.js';
 import { copyIn, CopyEncoder } from './postgres-copy.js';
 import { layOut, markStaged, RECORD_COLUMNS, writeChunks } from './postgres-layout.js';
+import { layoutStats, type LayoutStats } from '../chunk-reuse.js';
 
 /** Staged rows handed to COPY at a time… */
 const COPY_FLUSH_BYTES = 1024 * 1024;
@@ -94,7 +95,7 @@ export async function writeSnapshot(db: Db, spec: SnapshotSpec, records: AsyncIt
             snapshotId,
             changes: allInserted(inOrder.count),
             previousId: null,
-            layout: { chunksWritten: inOrder.chunks, chunksShared: 0, indexRuns: inOrder.indexRuns },
+            layout: inOrder.layout,
             bodiesStaged: 0,
           };
         }
@@ -156,7 +157,7 @@ async function writeInOrder(
   kind: Kind,
   at: number,
   source: AsyncIterator<StagedRecord[]>,
-): Promise<{ count: number; chunks: number; indexRuns: number } | OutOfOrder> {
+): Promise<{ count: number; layout: LayoutStats } | OutOfOrder> {
   // Views: each flush's COPY has completed before the builder writes over its chunks.
   const builder = new ChunkBuilder({ views: true, kind, spill: { dir: tmpdir() } });
   try {
@@ -205,7 +206,7 @@ async function writeInOrder(
     add(builder.flush());
     await flush();
     await markStaged(c, snapshotId, builder);
-    return { count: builder.count, chunks: builder.chunkStarts().length, indexRuns: builder.indexRuns };
+    return { count: builder.count, layout: layoutStats(builder, builder.chunkStarts().length, 0) };
   } finally {
     builder.close();
   }

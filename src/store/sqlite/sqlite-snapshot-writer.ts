@@ -22,7 +22,7 @@
 import type { Database } from 'better-sqlite3';
 import { ChunkBuilder, decodeUint32s, encodeUint32s, itemBodies } from '../chunk-builder.js';
 import { allInserted, changesNothing, checkHashAlgorithm, sameColumns, type Chunk, type SnapshotSpec, type StagedRecord, type StagedSnapshot, type ThinChunk } from '../store.js';
-import { ownEntry, reusedChunks, ReusePlanner, ReusingLayout, type LayoutOutput, type LayoutStats, type MapEntry, type OrderedRow, type Step } from '../chunk-reuse.js';
+import { layoutStats, ownEntry, reusedChunks, ReusePlanner, ReusingLayout, type LayoutOutput, type LayoutStats, type MapEntry, type OrderedRow, type Step } from '../chunk-reuse.js';
 import type { Kind } from '../../domain/kinds.js';
 import { IncreasingIds, LineNumbers } from '../arrival-order.js';
 import { discardSnapshot, newPublicId } from './sqlite-snapshots.js';
@@ -127,7 +127,8 @@ class Layout {
   private readonly pending: unknown[] = [];
   private reusing: ReusingLayout | null = null;
   private prevThin: ((k: number) => ThinChunk) | null = null;
-  private ownStats = { chunksWritten: 0, chunksShared: 0 };
+  /** Chunks written in order, before any reuse (a first import shares none). */
+  private ownChunks = 0;
 
   constructor(
     private readonly db: Database,
@@ -149,7 +150,7 @@ class Layout {
   }
 
   get stats(): LayoutStats {
-    return this.reusing?.stats ?? { ...this.ownStats, indexRuns: this.builder.indexRuns };
+    return this.reusing?.stats ?? layoutStats(this.builder, this.ownChunks, 0);
   }
 
   /**
@@ -265,7 +266,7 @@ class Layout {
       this.db.prepare('DELETE FROM records WHERE snapshot_id = ?').run(this.snapshotId);
       this.db.prepare('DELETE FROM chunk_map WHERE snapshot_id = ?').run(this.snapshotId);
     })();
-    this.ownStats = { chunksWritten: 0, chunksShared: 0 };
+    this.ownChunks = 0;
     this.builder.close();
     this.builder = new ChunkBuilder({ views: true, kind: this.kind, spill: { dir: this.spillDir } });
   }
@@ -280,7 +281,7 @@ class Layout {
     if (!c) return;
     this.storeChunk(c);
     this.storeMap(ownEntry(this.snapshotId, c));
-    this.ownStats.chunksWritten++;
+    this.ownChunks++;
     this.builder.recycle();
   }
 
