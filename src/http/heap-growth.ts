@@ -16,6 +16,7 @@
  * budget the same setting cost as much CPU and left one company's RSS where it was.
  */
 import { setFlagsFromString } from 'node:v8';
+import { v8FlagGiven } from '../v8-flags.js';
 
 /** Budgets below this many MiB make V8 collect its old generation sooner. */
 export const SMALL_BUDGET_MB = 256;
@@ -24,8 +25,6 @@ export const SMALL_BUDGET_MB = 256;
 export const SMALL_BUDGET_GROWTH_PERCENT = 100;
 
 const FLAG = '--heap-growing-percent';
-/** The flag as node's command line may give it: V8 takes `-` or `_` between words, `=value` or the next argument. */
-const GIVEN = /^--heap[-_]growing[-_]percent(=|$)/;
 
 /**
  * The heap growth for a process whose read caches get `chunkCacheBytes`, or
@@ -33,7 +32,7 @@ const GIVEN = /^--heap[-_]growing[-_]percent(=|$)/;
  * it (`execArgv`): an operator's explicit choice wins.
  */
 export function heapGrowthPercent(chunkCacheBytes: number, execArgv: readonly string[] = process.execArgv): number | null {
-  if (execArgv.some((a) => GIVEN.test(a))) return null;
+  if (v8FlagGiven(execArgv, FLAG)) return null;
   return chunkCacheBytes < SMALL_BUDGET_MB * 1024 * 1024 ? SMALL_BUDGET_GROWTH_PERCENT : null;
 }
 

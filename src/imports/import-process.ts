@@ -16,6 +16,7 @@ import type { Store } from '../store/store.js';
 import type { ImportReport } from './import-report.js';
 import { ImportWorker } from './import-worker.js';
 import { lowerProcessPriority } from './process-priority.js';
+import { v8FlagGiven } from '../v8-flags.js';
 
 interface ProcessData {
   databaseUrl: string;
@@ -143,6 +144,7 @@ export function startImportProcess(
 
 /** Old generation V8 lets the import process fill before its first full collection (MB). */
 export const IMPORT_INITIAL_OLD_SPACE_MB = 64;
+const INITIAL_OLD_SPACE = '--initial-old-space-size';
 
 /**
  * The child's Node.js and V8 flags: the server's, without a debugger flag
@@ -157,8 +159,8 @@ export const IMPORT_INITIAL_OLD_SPACE_MB = 64;
  */
 export function importChildExecArgv(execArgv: readonly string[]): string[] {
   const kept = execArgv.filter((a) => !a.startsWith('--inspect'));
-  if (kept.some((a) => /^--initial[-_]old[-_]space[-_]size(=|$)/.test(a))) return kept;
-  return [...kept, `--initial-old-space-size=${IMPORT_INITIAL_OLD_SPACE_MB}`];
+  if (v8FlagGiven(kept, INITIAL_OLD_SPACE)) return kept;
+  return [...kept, `${INITIAL_OLD_SPACE}=${IMPORT_INITIAL_OLD_SPACE_MB}`];
 }
 
 /**
