@@ -24,6 +24,7 @@ import { registerOpsRoutes } from './ops-routes.js';
 import { registerDocsPage } from './docs/docs-page.js';
 import { registerOpenApi } from './docs/openapi-document.js';
 import { closeConnectionsGracefully } from './graceful-close.js';
+import { skipEmptyBodyLifeCycle } from './empty-request-body.js';
 import { panelPlugin } from './panel/panel-plugin.js';
 import { ApiError, sendError } from './errors.js';
 import { allowAnyOrigin } from './cors.js';
@@ -92,6 +93,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   // Both hooks run on every request: callback style, no promise per hook.
   fastify.addHook('onRequest', (request, reply, done) => {
+    // Before anything is written: the server finds a bodiless request finished when the response is.
+    skipEmptyBodyLifeCycle(request.raw);
     const url = request.url;
     reply.header('X-Request-Id', request.id);
     allowAnyOrigin(reply, url);
