@@ -96,7 +96,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // Before anything is written: the server finds a bodiless request finished when the response is.
     skipEmptyBodyLifeCycle(request.raw);
     const url = request.url;
-    reply.header('X-Request-Id', request.id);
+    reply.header('x-request-id', request.id);
     allowAnyOrigin(reply, url);
     if (url.length > MAX_URL_LENGTH) return done(new ApiError('uri_too_long'));
     if (url.startsWith('/v1/')) {

@@ -18,6 +18,7 @@ export const CORS_HEADER_LINES = `Access-Control-Allow-Origin: *\r\nAccess-Contr
 /** Adds the CORS headers unless `url` is the panel's. */
 export function allowAnyOrigin(reply: FastifyReply, url: string): void {
   if (PANEL.test(url)) return;
-  reply.header('Access-Control-Allow-Origin', '*');
-  reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+  // Lowercase names, as Fastify sends them: no new string a request (send-body.ts, cacheHeaders).
+  reply.header('access-control-allow-origin', '*');
+  reply.header('access-control-expose-headers', EXPOSED_HEADERS);
 }

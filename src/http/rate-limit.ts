@@ -166,9 +166,10 @@ export class RateLimiter {
   }
 
   private annotate(reply: FastifyReply, quota: Quota) {
-    reply.header('RateLimit-Limit', String(quota.limit));
-    reply.header('RateLimit-Remaining', String(Math.max(0, quota.limit - quota.used)));
-    reply.header('RateLimit-Reset', String(Math.max(0, Math.ceil((quota.resetAt - Date.now()) / 1000))));
+    // Lowercase names, as Fastify sends them: no new string a request (send-body.ts, cacheHeaders).
+    reply.header('ratelimit-limit', String(quota.limit));
+    reply.header('ratelimit-remaining', String(Math.max(0, quota.limit - quota.used)));
+    reply.header('ratelimit-reset', String(Math.max(0, Math.ceil((quota.resetAt - Date.now()) / 1000))));
   }
 }
 
