@@ -96,6 +96,8 @@ export function freePort(): Promise<number> {
 
 export interface Server {
   name: string;
+  /** The process's id (of valgrind's process, when it runs under valgrind: the same process). */
+  pid: number;
   base: string;
   port: number;
   child: ChildProcess;
@@ -114,9 +116,13 @@ export async function startServer(options: {
   cpus: string | null;
   readyPath?: string;
   cmd?: string;
+  /** How long it may take to answer (a server under valgrind takes minutes). */
+  startTimeoutMs?: number;
+  /** Its working directory, where it writes files of its own (V8's logs); this process's by default. */
+  cwd?: string;
 }): Promise<Server> {
   const [cmd, args] = pinned(options.cpus, options.cmd ?? process.execPath, options.args);
-  const child = spawn(cmd, args, { env: options.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(cmd, args, { env: options.env, cwd: options.cwd, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (s: string) => (stderr = (stderr + s).slice(-4000)));
   const base = `http://127.0.0.1:${options.port}`;
@@ -128,7 +134,8 @@ export async function startServer(options: {
       resolve(code ?? 1);
     }),
   );
-  const deadline = Date.now() + 60_000;
+  const startTimeoutMs = options.startTimeoutMs ?? 60_000;
+  const deadline = Date.now() + startTimeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${options.name} exited ${child.exitCode} at start: ${stderr.trim()}`);
     try {
@@ -140,12 +147,13 @@ export async function startServer(options: {
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`${options.name} did not answer within 60 s: ${stderr.trim()}`);
+      throw new Error(`${options.name} did not answer within ${startTimeoutMs / 1000} s: ${stderr.trim()}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
     name: options.name,
+    pid: child.pid!,
     base,
     port: options.port,
     child,
