@@ -34,10 +34,14 @@ const ZIPF_DRAWS = 200_000;
 /** Ids the data-cold row's servers answer first, to compile their code. */
 const JIT_IDS = 1_000;
 
+/** node's arguments for the plain server of the benchmark's customers, its copy of the items in `file`. */
+export function plainServerArgs(databaseUrl: string, file: string, port: number): string[] {
+  return [join(DIST, 'bench', 'plain-server.js'), '--db', databaseUrl, '--file', file, '--company', COMPANY, '--kind', 'clientes', '--port', String(port)];
+}
+
 export async function startPlain(db: BenchDatabase, env: Record<string, string>, file: string): Promise<Server> {
   const port = await freePort();
-  const args = [join(DIST, 'bench', 'plain-server.js'), '--db', db.url, '--file', file, '--company', COMPANY, '--kind', 'clientes', '--port', String(port)];
-  return startServer({ name: 'plain', args, env, port, cpus: SERVER_CPU, readyPath: '/' });
+  return startServer({ name: 'plain', args: plainServerArgs(db.url, file, port), env, port, cpus: SERVER_CPU, readyPath: '/' });
 }
 
 interface Row {

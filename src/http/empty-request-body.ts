@@ -6,7 +6,7 @@
  * destroy, close), which takes ten `process.nextTick`s a request. Each costs
  * ~4,000 instructions in V8 11, whose tick object has computed symbol keys
  * that go through the runtime's slow path: a fifth of a warm detail's
- * instructions (performance.md, "A request without a body").
+ * instructions (performance.md, "Node's dump of a bodiless request").
  *
  * Newer versions of node do what this does behind their
  * `optimizeEmptyRequests` server option: a request whose head has neither
@@ -27,7 +27,7 @@ interface Dumpable {
 }
 
 /** Whether the request's head says it has no body. */
-export function hasNoBody(req: IncomingMessage): boolean {
+function hasNoBody(req: IncomingMessage): boolean {
   return req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined;
 }
 

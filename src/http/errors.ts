@@ -56,9 +56,10 @@ export function errorBody(code: ErrorCode, requestId: string, message: string = 
 export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
   reply.code(err.status);
   // Also set here: errors raised before the onRequest hook (a malformed URL) must carry it too.
-  reply.header('X-Request-Id', reply.request.id);
-  reply.header('Content-Type', 'application/json; charset=utf-8');
-  reply.header('Cache-Control', 'no-store');
+  // Lowercase names, as Fastify sends them: no new string a request (send-body.ts, cacheHeaders).
+  reply.header('x-request-id', reply.request.id);
+  reply.header('content-type', 'application/json; charset=utf-8');
+  reply.header('cache-control', 'no-store');
   // Also here: errors raised before onRequest, or instead of it, must be readable by any origin too.
   allowAnyOrigin(reply, reply.request.url);
   for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
