@@ -18,6 +18,7 @@
  * snapshots' records, import after import (the soak, an import every 15 s:
  * 6,000 more entries, ~2 MB of heap, every 2.5 minutes).
  */
+import { ClockMap } from '../domain/clock-map.js';
 import type { Kind } from '../domain/kinds.js';
 import type { RecordRef } from './store.js';
 
@@ -31,7 +32,7 @@ export class LiveCache {
   /** The live snapshot last learnt of per company and kind: unlike `live`, kept across `forgetLive`. */
   private readonly lastLive = new Map<string, number | null>();
   /** Positions per snapshot: a superseded snapshot's go in one `delete`. */
-  private readonly records = new Map<number, Map<string, RecordRef>>();
+  private readonly records = new Map<number, ClockMap<string, RecordRef>>();
   private recordCount = 0;
   /** Moves on every `forgetLive`: a lookup started before it must not be remembered after it. */
   private epoch = 0;
@@ -71,21 +72,15 @@ export class LiveCache {
   }
 
   record(snapshotId: number, idErp: string): RecordRef | undefined {
-    const inSnapshot = this.records.get(snapshotId);
-    const hit = inSnapshot?.get(idErp);
-    if (hit) {
-      // Map keeps insertion order: re-inserting makes it the most recent of its snapshot.
-      inSnapshot!.delete(idErp);
-      inSnapshot!.set(idErp, hit);
-    }
-    return hit;
+    // Marked as used (CLOCK, domain/clock-map.ts): the snapshot's least used position leaves first.
+    return this.records.get(snapshotId)?.get(idErp);
   }
 
   /**
    * Only records that exist are kept: ids that do not are unbounded, and a 404 is cheap enough.
    * Kept as given: the stores read hashes into memory of their own (the store contract checks it),
    * so a kept hash holds no larger buffer alive. When full, the least recently used position of
-   * the snapshot first remembered goes.
+   * the snapshot first remembered goes (CLOCK: a position used since the last pass stays).
    */
   rememberRecord(snapshotId: number, idErp: string, record: RecordRef): void {
     if (idErp.length > MAX_CACHED_ID_LENGTH || this.maxRecords === 0) return;
@@ -94,13 +89,13 @@ export class LiveCache {
       this.recordCount++;
     }
     let inSnapshot = this.records.get(snapshotId);
-    if (!inSnapshot) this.records.set(snapshotId, (inSnapshot = new Map()));
+    if (!inSnapshot) this.records.set(snapshotId, (inSnapshot = new ClockMap()));
     inSnapshot.set(idErp, record);
   }
 
   private evictOne(): void {
     const [snapshotId, inSnapshot] = this.records.entries().next().value!;
-    inSnapshot.delete(inSnapshot.keys().next().value!);
+    inSnapshot.evict();
     this.recordCount--;
     if (inSnapshot.size === 0) this.records.delete(snapshotId);
   }

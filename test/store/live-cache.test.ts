@@ -24,13 +24,13 @@ test('a live pointer read before forgetLive is not remembered after it', () => {
   assert.equal(cache.liveSnapshotId(2, 'clientes'), null);
 });
 
-test('record positions: per snapshot, least recently used evicted first, long ids never kept', () => {
+test('record positions: per snapshot, the least used evicted first (CLOCK), long ids never kept', () => {
   const cache = new LiveCache(3);
   cache.rememberRecord(1, 'A', ref(0));
   cache.rememberRecord(1, 'B', ref(1));
   cache.rememberRecord(2, 'A', ref(5));
-  assert.equal(cache.record(1, 'A')?.pos, 0); // now the most recent
-  cache.rememberRecord(2, 'C', ref(6)); // evicts 1:B, the least recent
+  assert.equal(cache.record(1, 'A')?.pos, 0); // used: a second chance
+  cache.rememberRecord(2, 'C', ref(6)); // evicts 1:B, not used since it was kept
   assert.equal(cache.record(1, 'B'), undefined);
   assert.equal(cache.record(1, 'A')?.pos, 0);
   assert.equal(cache.record(2, 'A')?.pos, 5);

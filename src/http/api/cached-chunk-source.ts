@@ -7,6 +7,7 @@
  */
 import type { Chunk, ChunkSegment, RecordRef, SnapshotMeta, Store, ThinChunk } from '../../store/store.js';
 import { ChunkBuilder, itemBodies } from '../../store/chunk-builder.js';
+import { ClockMap } from '../../domain/clock-map.js';
 import type { RecordIndex } from '../../store/record-index.js';
 import { decodeIndex, type SnapshotIndex } from '../../store/snapshot-index.js';
 import type { ChunkSource } from '../../snapshots/chunk-source.js';
@@ -24,7 +25,7 @@ import { CachedBlocks } from './gathered-blocks.js';
  * records and items up through detail-reads.ts, in the same budget.
  */
 export class CachedChunkSource implements ChunkSource {
-  private readonly metas = new Map<number, SnapshotMeta>();
+  private readonly metas = new ClockMap<number, SnapshotMeta>();
   /** Every entry, under its key (cache-sizes.ts). */
   private readonly cache: ClockCache;
   private readonly details: DetailReads;
@@ -104,7 +105,7 @@ export class CachedChunkSource implements ChunkSource {
     const meta = await this.store.snapshotMeta(snapshotId);
     // Cached only once published: a staged snapshot's meta still lacks its publication time.
     if (meta && meta.publishedAt !== null) {
-      // Least recently used out: a thousand companies have 4,000 live snapshots, and the ones
+      // The least used out (CLOCK): a thousand companies have 4,000 live snapshots, and the ones
       // asked for most must stay (oldest-inserted eviction hit about half the time there).
       this.rememberMeta(snapshotId, meta);
     }
@@ -113,7 +114,7 @@ export class CachedChunkSource implements ChunkSource {
 
   /**
    * Metas take at most an eighth of the budget (thousands of small snapshots
-   * fit in a few MB): past it, or past MAX_METAS, the least recently used go;
+   * fit in a few MB): past it, or past MAX_METAS, the least used go (CLOCK);
    * within it, they push chunks out, being worth more per byte.
    */
   private rememberMeta(snapshotId: number, meta: SnapshotMeta) {
@@ -121,20 +122,13 @@ export class CachedChunkSource implements ChunkSource {
     this.metas.set(snapshotId, meta);
     this.metaBytes += metaSize(meta);
     while (this.metas.size > MAX_METAS || this.metaBytes > this.budgetBytes / 8) {
-      const [oldId, old] = this.metas.entries().next().value!;
-      this.metas.delete(oldId);
-      this.metaBytes -= metaSize(old);
+      this.metaBytes -= metaSize(this.metas.evict()![1]);
     }
     this.cache.setOutsideBytes(this.metaBytes);
   }
 
   cachedMeta(snapshotId: number): SnapshotMeta | undefined {
-    const hit = this.metas.get(snapshotId);
-    if (hit) {
-      this.metas.delete(snapshotId);
-      this.metas.set(snapshotId, hit);
-    }
-    return hit;
+    return this.metas.get(snapshotId);
   }
 
   /** In memory, or read at once (and kept) from a store that reads synchronously (`Store.readChunksNow`). */

@@ -4,17 +4,17 @@
  * keys, counted with their keys, evicted by CLOCK when they and what is held
  * beside them (`outsideBytes`, the snapshot metas) pass the budget.
  */
+import { ClockMap } from '../../domain/clock-map.js';
 import { sizeOf, type Cached } from './cache-sizes.js';
 import { RecentAsks } from './recent-asks.js';
 
 /** Keys offered and not kept, remembered at most (a bound, see RecentAsks). */
 const MAX_OFFERED = 65_536;
 
-/** An entry, its bytes with its key's, and whether it was used since eviction last passed over it. */
+/** An entry and its bytes with its key's. */
 interface Slot {
   entry: Cached;
   bytes: number;
-  used: boolean;
 }
 
 /**
@@ -27,7 +27,7 @@ function slotBytes(key: string, entry: Cached): number {
 }
 
 export class ClockCache {
-  private readonly slots = new Map<string, Slot>();
+  private readonly slots = new ClockMap<string, Slot>();
   private entryBytes = 0;
   /** Bytes counted in the budget but held elsewhere (CachedChunkSource's metas). */
   private outside = 0;
@@ -39,16 +39,15 @@ export class ClockCache {
   constructor(readonly budgetBytes: number) {}
 
   /**
-   * The entry under `key`, marked as used. CLOCK (second chance) over the
-   * Map's insertion order rather than strict LRU: a hit only sets a flag,
-   * where moving the entry to the end cost a Map delete and set on every
-   * detail (5% of a warm detail's time).
+   * The entry under `key`, marked as used. CLOCK (domain/clock-map.ts)
+   * rather than strict LRU: a hit only sets a flag, where moving the entry
+   * to the end cost a Map delete and set on every detail (5% of a warm
+   * detail's time) and left garbage in V8's old generation.
    */
   hit<T extends Cached>(key: string): T | undefined {
     const slot = this.slots.get(key);
     if (!slot) return undefined;
     this.counts.hits++;
-    slot.used = true;
     return slot.entry as T;
   }
 
@@ -61,7 +60,7 @@ export class ClockCache {
   remember(key: string, entry: Cached) {
     const bytes = slotBytes(key, entry);
     if (bytes > this.budgetBytes || this.slots.has(key)) return;
-    this.slots.set(key, { entry, bytes, used: false });
+    this.slots.set(key, { entry, bytes });
     this.entryBytes += bytes;
     this.fit();
   }
@@ -121,19 +120,12 @@ export class ClockCache {
     return this.bytes + bytes <= this.budgetBytes;
   }
 
-  /**
-   * Entries out, oldest first, until all fits the budget; one used since it
-   * was last passed over goes to the end instead, unmarked (a pass marks
-   * none, so the loop ends).
-   */
+  /** Entries out, as CLOCK chooses them, until all fits the budget. */
   private fit() {
-    while (this.entryBytes + this.outside > this.budgetBytes && this.slots.size > 0) {
-      const [oldKey, old] = this.slots.entries().next().value!;
-      this.slots.delete(oldKey);
-      if (old.used) {
-        old.used = false;
-        this.slots.set(oldKey, old);
-      } else this.entryBytes -= old.bytes;
+    while (this.entryBytes + this.outside > this.budgetBytes) {
+      const evicted = this.slots.evict();
+      if (!evicted) return;
+      this.entryBytes -= evicted[1].bytes;
     }
   }
 }

@@ -8,6 +8,7 @@ import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { throughZlib } from './zlib-pieces.js';
+import { ClockMap } from '../../domain/clock-map.js';
 
 export type Encoding = 'br' | 'gzip' | 'identity';
 
@@ -68,7 +69,8 @@ function compress(pieces: Pieces, encoding: 'br' | 'gzip'): Promise<Buffer> {
 }
 
 export class CompressedBodyCache {
-  private readonly lru = new Map<string, Buffer>();
+  /** Kept bodies; the least used leave first (CLOCK: a hit sets a flag, it moves nothing). */
+  private readonly kept = new ClockMap<string, Buffer>();
   private bytes = 0;
   private readonly pending = new Map<string, Promise<Buffer>>();
   /** Prepared ahead by `prefetch` and not asked for yet: asking for one means a client is walking a list. */
@@ -84,17 +86,12 @@ export class CompressedBodyCache {
 
   /** Whether `key` is compressed and cached (not merely under way). */
   cached(key: string): boolean {
-    return this.lru.has(key);
+    return this.kept.has(key);
   }
 
   /** The cached body of `key`, as `get` would give it, or undefined when it is not cached. */
   peek(key: string): Buffer | undefined {
-    const hit = this.lru.get(key);
-    if (hit) {
-      this.lru.delete(key);
-      this.lru.set(key, hit);
-    }
-    return hit;
+    return this.kept.get(key);
   }
 
   /**
@@ -121,7 +118,7 @@ export class CompressedBodyCache {
 
   /** Starts compressing `key` in the background unless it is cached or under way. */
   prefetch(key: string, encoding: 'br' | 'gzip', body: () => Promise<Pieces>, gzip?: () => Promise<Buffer>): void {
-    if (this.lru.has(key) || this.pending.has(key)) return;
+    if (this.kept.has(key) || this.pending.has(key)) return;
     this.prefetched.add(key);
     this.get(key, encoding, body, gzip).catch(() => this.prefetched.delete(key));
   }
@@ -136,11 +133,10 @@ export class CompressedBodyCache {
       this.prefetched.delete(key);
       return;
     }
-    this.lru.set(key, value);
+    this.kept.set(key, value);
     this.bytes += value.length;
     while (this.bytes > this.budgetBytes) {
-      const [k, v] = this.lru.entries().next().value!;
-      this.lru.delete(k);
+      const [k, v] = this.kept.evict()!;
       this.prefetched.delete(k);
       this.bytes -= v.length;
     }
