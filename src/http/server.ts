@@ -9,6 +9,7 @@ import type { Config } from '../config.js';
 import type { Store } from '../store/store.js';
 import { buildApp, type App, type AppDeps } from './app.js';
 import { applyHeapGrowth } from './heap-growth.js';
+import { applyNoPretenuring } from './pretenuring.js';
 import { Metrics } from './metrics.js';
 
 export interface RunningServer {
@@ -64,6 +65,7 @@ export async function serve(
   options: ServeOptions,
 ): Promise<void> {
   const heapGrowthPercent = applyHeapGrowth(config.chunkCacheBytes);
+  const pretenuringOff = applyNoPretenuring();
   const store = await openStore();
   if (cluster.isPrimary) await store.migrate();
 
@@ -114,6 +116,7 @@ export async function serve(
       address: server.address,
       pid: process.pid,
       ...(heapGrowthPercent === null ? {} : { heapGrowthPercent }),
+      ...(pretenuringOff ? { allocationSitePretenuring: false } : {}),
       ...(store.pageCacheKiB === undefined ? {} : { sqlitePageCacheKiB: store.pageCacheKiB }),
     },
     'mirador listening',

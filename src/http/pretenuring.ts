@@ -1,0 +1,36 @@
+/**
+ * A serving process's V8 does not pretenure: it allocates every object in
+ * the young generation, whatever the allocation site's past.
+ *
+ * Why: V8 watches how many of an allocation site's objects survive a young
+ * collection, and from 85% on allocates that site's objects in the old
+ * generation directly, for good. While a serving process warms up (its cache
+ * filling, its RecordIndex loading), some site of the request path crossed
+ * that line in about half of the launches. From then on each request left an
+ * object in the old generation whose references kept the rest of the
+ * request alive through the next young collection, which then promoted it:
+ * ~2,300 bytes a warm detail went to the old generation instead of ~13,
+ * with four times the full collections and ~15% fewer details a second. Which
+ * launch falls into it is chance: 7 of 17 did here, and 0 of 9 without
+ * pretenuring (docs/performance.md, "Garbage in the old generation").
+ *
+ * What is lost: an object that does live long (a cache's slot, a chunk's
+ * wrapper) is copied once more, by a young collection, before it is promoted.
+ * The import process is another process and keeps V8's default.
+ */
+import { setFlagsFromString } from 'node:v8';
+import { v8FlagGiven } from '../v8-flags.js';
+
+const FLAG = '--allocation-site-pretenuring';
+
+/** Whether a serving process turns pretenuring off: yes, unless node's command line says either way (`execArgv`). */
+export function turnsPretenuringOff(execArgv: readonly string[] = process.execArgv): boolean {
+  return !v8FlagGiven(execArgv, FLAG) && !v8FlagGiven(execArgv, `--no-${FLAG.slice(2)}`);
+}
+
+/** Turns this process's pretenuring off, as `turnsPretenuringOff` says; whether it did. */
+export function applyNoPretenuring(): boolean {
+  if (!turnsPretenuringOff()) return false;
+  setFlagsFromString(`--no-${FLAG.slice(2)}`);
+  return true;
+}
