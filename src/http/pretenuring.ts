@@ -4,14 +4,14 @@
  *
  * Why: V8 watches how many of an allocation site's objects survive a young
  * collection, and from 85% on allocates that site's objects in the old
- * generation directly, for good. While a serving process warms up (its cache
- * filling, its RecordIndex loading), some site of the request path crossed
- * that line in about half of the launches. From then on each request left an
- * object in the old generation whose references kept the rest of the
- * request alive through the next young collection, which then promoted it:
- * ~2,300 bytes a warm detail went to the old generation instead of ~13,
- * with four times the full collections and ~15% fewer details a second. Which
- * launch falls into it is chance: 7 of 17 did here, and 0 of 9 without
+ * generation directly from then on. In about half of the launches some site
+ * of the request path crossed that line before the process was warm. From
+ * then on, most likely, each request left an object in the old generation
+ * whose references kept the rest of the request alive through the next young
+ * collection, which then promoted it:
+ * ~2,250 bytes a warm detail went to the old generation instead of ~13,
+ * with three to five full collections in 10 s instead of one or two. Which
+ * launch falls into it is chance: 7 of 17 did here, and 0 of 15 without
  * pretenuring (docs/performance.md, "Garbage in the old generation").
  *
  * What is lost: an object that does live long (a cache's slot, a chunk's
