@@ -17,9 +17,8 @@ import { GCProfiler } from 'node:v8';
 
 const out = process.env.HEAP_SAMPLING_OUT;
 if (!out) throw new Error('heap-sampling-preload: HEAP_SAMPLING_OUT names the file to write');
-const sites = process.env.HEAP_SAMPLING_SITES === '1';
-const session = new Session();
-if (sites) session.connect();
+const session = process.env.HEAP_SAMPLING_SITES === '1' ? new Session() : null;
+session?.connect();
 
 let profiler: GCProfiler | null = null;
 
@@ -28,7 +27,7 @@ process.on('SIGUSR2', () => {
     if (!profiler) {
       profiler = new GCProfiler();
       profiler.start();
-      if (sites) {
+      if (session) {
         await session.post('HeapProfiler.enable');
         await session.post('HeapProfiler.startSampling', {
           samplingInterval: 512,
@@ -39,7 +38,7 @@ process.on('SIGUSR2', () => {
       return;
     }
     // Sampling stops first, so that it does not count what the GCProfiler's report allocates.
-    const profile = sites ? (await session.post('HeapProfiler.stopSampling')).profile : null;
+    const profile = session ? (await session.post('HeapProfiler.stopSampling')).profile : null;
     const gcs = profiler.stop();
     profiler = null;
     writeFileSync(out, JSON.stringify({ gcs, profile }));

@@ -24,11 +24,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { code, mulberry32 } from './clientes-fixture.js';
+import { mulberry32 } from './clientes-fixture.js';
+import { askDetails } from './detail-requests.js';
 import { summarizeCallgrind, type CallgrindSummary } from './callgrind-summary.js';
 import { plainServerArgs } from './detail-scenarios.js';
 import { freePort, miradorEnv, MIRADOR, startServer } from './processes.js';
@@ -54,20 +55,9 @@ const work = mkdtempSync(join(tmpdir(), 'mirador-instructions-'));
 const plainFile = join(work, 'plain.db');
 
 /** `count` details on `agent`'s one connection, ids from a fixed sequence (the same for every server). */
-async function details(agent: Agent, base: string, count: number, seed: number): Promise<void> {
+function details(agent: Agent, base: string, count: number, seed: number): Promise<void> {
   const random = mulberry32(seed);
-  for (let i = 0; i < count; i++) {
-    const path = `/v1/clientes/${code('C', Math.floor(random() * ids))}`;
-    await new Promise<void>((resolve, reject) => {
-      const req = request(`${base}${path}`, { agent, headers: { authorization: `Bearer ${args.key}` } }, (res) => {
-        if (res.statusCode !== 200) reject(new Error(`${path}: ${res.statusCode}`));
-        res.resume();
-        res.on('end', resolve);
-      });
-      req.on('error', reject);
-      req.end();
-    });
-  }
+  return askDetails(agent, base, args.key!, count, () => Math.floor(random() * ids));
 }
 
 /** The plain server's copy of the items, made by the plain server itself at full speed (under valgrind it would take an hour). */

@@ -19,12 +19,13 @@
  * The database and key are those of bench/instructions.ts.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SERVER_CPU } from './bench-context.js';
-import { code, mulberry32 } from './clientes-fixture.js';
+import { mulberry32 } from './clientes-fixture.js';
+import { askDetails } from './detail-requests.js';
 import { deploymentEnv } from './deployment-env.js';
 import { plainServerArgs } from './detail-scenarios.js';
 import { DIST, freePort, miradorEnv, MIRADOR, startServer, type Server } from './processes.js';
@@ -104,23 +105,8 @@ function oldGenerationIntake(statistics: Sampled['gcs']['statistics']) {
 /** `count` details over `connections` keep-alive connections; ids in the order `next` draws them. */
 async function details(base: string, count: number, next: () => number): Promise<void> {
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
-  let left = count;
-  const one = (): Promise<void> =>
-    new Promise((resolve, reject) => {
-      const path = `/v1/clientes/${code('C', next())}`;
-      const req = request(`${base}${path}`, { agent, headers: { authorization: `Bearer ${args.key}` } }, (res) => {
-        if (res.statusCode !== 200) reject(new Error(`${path}: ${res.statusCode}`));
-        res.resume();
-        res.on('end', resolve);
-      });
-      req.on('error', reject);
-      req.end();
-    });
-  const loop = async () => {
-    while (left-- > 0) await one();
-  };
   try {
-    await Promise.all(Array.from({ length: connections }, loop));
+    await askDetails(agent, base, args.key!, count, next, connections);
   } finally {
     agent.destroy();
   }

@@ -21,16 +21,17 @@
 import { setFlagsFromString } from 'node:v8';
 import { v8FlagGiven } from '../v8-flags.js';
 
-const FLAG = '--allocation-site-pretenuring';
+const ON = '--allocation-site-pretenuring';
+const OFF = '--no-allocation-site-pretenuring';
 
 /** Whether a serving process turns pretenuring off: yes, unless node's command line says either way (`execArgv`). */
 export function turnsPretenuringOff(execArgv: readonly string[] = process.execArgv): boolean {
-  return !v8FlagGiven(execArgv, FLAG) && !v8FlagGiven(execArgv, `--no-${FLAG.slice(2)}`);
+  return !v8FlagGiven(execArgv, ON) && !v8FlagGiven(execArgv, OFF);
 }
 
 /** Turns this process's pretenuring off, as `turnsPretenuringOff` says; whether it did. */
 export function applyNoPretenuring(): boolean {
   if (!turnsPretenuringOff()) return false;
-  setFlagsFromString(`--no-${FLAG.slice(2)}`);
+  setFlagsFromString(OFF);
   return true;
 }
