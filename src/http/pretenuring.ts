@@ -16,7 +16,10 @@
  *
  * What is lost: an object that does live long (a cache's slot, a chunk's
  * wrapper) is copied once more, by a young collection, before it is promoted.
- * The import process is another process and keeps V8's default.
+ * On PostgreSQL that cost the largest company's mix of the tenants bench ~20%
+ * of its requests a second (for ~30 MB less RSS at 512 MB): the better mend,
+ * not yet found, is the site that falls into the trap. The import process is
+ * another process and keeps V8's default.
  */
 import { setFlagsFromString } from 'node:v8';
 import { v8FlagGiven } from '../v8-flags.js';
