@@ -12,7 +12,7 @@ import { registerEventRoutes } from './api/event-routes.js';
 import { apiDocs } from './api/api-docs.js';
 import { CompressedBodyCache } from './api/send-body.js';
 import { CachedChunkSource } from './api/cached-chunk-source.js';
-import { splitReadCacheBudget } from './api/read-cache-budget.js';
+import { splitReadCacheBudget, type CacheUse } from './api/read-cache-budget.js';
 import { ProjectionCache } from './api/thin-projection.js';
 import { MatchCache } from './api/subset-page.js';
 import { TombstoneCache } from './api/tombstone-cache.js';
@@ -56,6 +56,8 @@ export interface App {
   fastify: FastifyInstance;
   credentials: CredentialsCache;
   metrics: Metrics;
+  /** What each cache of the read path holds now, against its share of CHUNK_CACHE_MB (read-cache-budget.ts). */
+  readCaches(): CacheUse[];
   /** Stops timers and flushes last-use times. Does not close the store. */
   close(): Promise<void>;
 }
@@ -160,13 +162,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const projections = new ProjectionCache(budget.thinProjections);
   const tombstones = new TombstoneCache(store, budget.tombstones);
   metrics.watchChunkCache(() => chunkSource.stats());
-  metrics.watchReadCaches(() => [
+  const readCaches = (): CacheUse[] => [
     { cache: 'chunks', bytes: chunkSource.cachedBytes, budgetBytes: budget.chunks },
     { cache: 'compressed_bodies', bytes: compressed.cachedBytes, budgetBytes: budget.compressedBodies },
     { cache: 'filter_matches', bytes: matches.cachedBytes, budgetBytes: budget.filterMatches },
     { cache: 'thin_projections', bytes: projections.cachedBytes, budgetBytes: budget.thinProjections },
     { cache: 'tombstones', bytes: tombstones.cachedBytes, budgetBytes: budget.tombstones },
-  ]);
+  ];
+  metrics.watchReadCaches(readCaches);
   const keyLimiter = new RateLimiter(counter, config.rateLimitPerMinute, deps.logger);
   const sandboxLimiter = new RateLimiter(counter, config.sandboxRateLimitPerMinute, deps.logger);
   registerApiRoutes(fastify, {
@@ -199,6 +202,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     fastify,
     credentials,
     metrics,
+    readCaches,
     close: async () => {
       await credentials.stop();
       await counter.close();

@@ -24,7 +24,8 @@ export const SMALL_BUDGET_MB = 256;
 /** The old generation's growth allowed above its live size with a small budget: it may double. */
 export const SMALL_BUDGET_GROWTH_PERCENT = 100;
 
-const FLAG = '--heap-growing-percent';
+/** V8's flag for the old generation's growth above its live size, in percent (0: V8's own rule). */
+export const GROWTH_FLAG = '--heap-growing-percent';
 
 /**
  * The heap growth for a process whose read caches get `chunkCacheBytes`, or
@@ -32,13 +33,13 @@ const FLAG = '--heap-growing-percent';
  * it (`execArgv`): an operator's explicit choice wins.
  */
 export function heapGrowthPercent(chunkCacheBytes: number, execArgv: readonly string[] = process.execArgv): number | null {
-  if (v8FlagGiven(execArgv, FLAG)) return null;
+  if (v8FlagGiven(execArgv, GROWTH_FLAG)) return null;
   return chunkCacheBytes < SMALL_BUDGET_MB * 1024 * 1024 ? SMALL_BUDGET_GROWTH_PERCENT : null;
 }
 
 /** Applies `heapGrowthPercent` to this process's V8 (all its isolates); returns what it set, or null. */
 export function applyHeapGrowth(chunkCacheBytes: number): number | null {
   const percent = heapGrowthPercent(chunkCacheBytes);
-  if (percent !== null) setFlagsFromString(`${FLAG}=${percent}`);
+  if (percent !== null) setFlagsFromString(`${GROWTH_FLAG}=${percent}`);
   return percent;
 }

@@ -8,6 +8,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import type { Store } from '../store/store.js';
 import { buildApp, type App, type AppDeps } from './app.js';
+import { FILL_GROWTH_PERCENT, watchCacheFill } from './cache-fill-growth.js';
 import { applyHeapGrowth } from './heap-growth.js';
 import { applyNoPretenuring } from './pretenuring.js';
 import { Metrics } from './metrics.js';
@@ -111,17 +112,20 @@ export async function serve(
           process.send?.({ type: IMPORT_RECEIVING, importId, declaredBytes } satisfies ImportReceiving),
       };
   const server = await startHttp(config, store, logger, metrics, imports);
+  const fillWatch = watchCacheFill(() => server.app.readCaches().find((c) => c.cache === 'chunks')!, config.chunkCacheBytes);
   logger.info(
     {
       address: server.address,
       pid: process.pid,
       ...(heapGrowthPercent === null ? {} : { heapGrowthPercent }),
+      ...(fillWatch === null ? {} : { heapGrowthWhileFilling: FILL_GROWTH_PERCENT }),
       ...(pretenuringOff ? { allocationSitePretenuring: false } : {}),
       ...(store.pageCacheKiB === undefined ? {} : { sqlitePageCacheKiB: store.pageCacheKiB }),
     },
     'mirador listening',
   );
   onSignals(async () => {
+    fillWatch?.stop();
     await server.close();
     for (const stop of stops) await stop();
     await store.close();
