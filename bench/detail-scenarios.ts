@@ -23,7 +23,7 @@ import { code } from './clientes-fixture.js';
 import type { BenchDatabase } from './databases.js';
 import { COMPANY, type Dataset } from './dataset.js';
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
-import { DIST, freePort, MIRADOR, startMirador, startServer, type Server } from './processes.js';
+import { benchNodeArgs, DIST, freePort, MIRADOR, startMirador, startServer, type Server } from './processes.js';
 import { fmt, median } from './report.js';
 import { openStore } from '../src/store/open-store.js';
 import { timeAt } from '../src/http/api/snapshot-reader.js';
@@ -210,7 +210,7 @@ async function startMiradorProfiled(env: Record<string, string>): Promise<Server
   const dir = process.env.BENCH_CPU_PROF;
   if (!dir) return startMirador(env, { cpus: SERVER_CPU });
   const port = await freePort();
-  const args = [`--cpu-prof`, `--cpu-prof-dir=${dir}`, MIRADOR, 'serve', '--port', String(port), '--host', '127.0.0.1', '--workers', '1'];
+  const args = [...benchNodeArgs(), `--cpu-prof`, `--cpu-prof-dir=${dir}`, MIRADOR, 'serve', '--port', String(port), '--host', '127.0.0.1', '--workers', '1'];
   return startServer({ name: 'mirador', args, env, port, cpus: SERVER_CPU });
 }
 

@@ -167,9 +167,18 @@ export async function startServer(options: {
   };
 }
 
+/**
+ * Node's own arguments for every `mirador serve` a bench starts, from
+ * BENCH_NODE_ARGS (split on spaces): V8 flags node refuses in NODE_OPTIONS,
+ * for an A/B without a rebuild, e.g. `BENCH_NODE_ARGS=--heap-growing-percent=0`.
+ */
+export function benchNodeArgs(): string[] {
+  return (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+}
+
 /** Starts `mirador serve` on a free port. */
 export async function startMirador(env: Env, options: { cpus: string | null; workers?: number; name?: string }): Promise<Server> {
   const port = await freePort();
-  const args = [MIRADOR, 'serve', '--port', String(port), '--host', '127.0.0.1', '--workers', String(options.workers ?? 1)];
+  const args = [...benchNodeArgs(), MIRADOR, 'serve', '--port', String(port), '--host', '127.0.0.1', '--workers', String(options.workers ?? 1)];
   return startServer({ name: options.name ?? 'mirador', args, env, port, cpus: options.cpus });
 }

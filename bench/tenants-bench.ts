@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { CLIENT_CPU, SERVER_CPU, type BenchContext } from './bench-context.js';
 import { freshDatabase, type Backend, type BenchDatabase } from './databases.js';
-import { DIST, MIRADOR, freePort, miradorEnv, run, startServer, type Env, type Server } from './processes.js';
+import { benchNodeArgs, DIST, MIRADOR, freePort, miradorEnv, run, startServer, type Env, type Server } from './processes.js';
 import { arg, sampleMemory, type MemorySample } from './soak.js';
 import { FULL_COMPANIES, planTenants, totalRecords } from './tenants-plan.js';
 import { databaseBreakdown, databaseBytes, loadTenants, type LoadFigures, type Tenant } from './tenants-load.js';
@@ -185,7 +185,7 @@ async function measureAll(
 async function startMirador(env: Env, cpus: string | null, profile: boolean, profDir: string): Promise<Server> {
   const port = await freePort();
   const prof = profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
-  return startServer({ name: 'mirador', args: [...prof, MIRADOR, 'serve', '--port', String(port), '--host', '127.0.0.1', '--workers', '1'], env, port, cpus });
+  return startServer({ name: 'mirador', args: [...benchNodeArgs(), ...prof, MIRADOR, 'serve', '--port', String(port), '--host', '127.0.0.1', '--workers', '1'], env, port, cpus });
 }
 
 async function wrk(base: string, script: string, lines: string, start: number, seconds: number, connections: number) {
